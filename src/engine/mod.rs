@@ -1,0 +1,429 @@
+//! The public surface: an [`Engine`] holds the catalogs of one snapshot; a [`Catalog`]
+//! answers the requests of contract section 4 (search cards, one card, expansions, one
+//! expansion, the cards of one expansion), each a [`Page`] or an [`Item`] of
+//! pre-rendered JSON.
+
+mod page;
+mod request;
+
+pub use page::{Item, Page};
+pub use request::{ItemRequest, SearchRequest, ITEM_PARAMETERS, LIST_PARAMETERS, MAX_PAGE_SIZE};
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use roaring::RoaringBitmap;
+
+use crate::error::{NotFound, ParameterError, Result};
+use crate::index::{snake_case, suggest};
+use crate::json::write::Include;
+use crate::load::{self, LoadError};
+use crate::plan::Plan;
+use crate::query;
+use crate::store::{render_record, sorted_page, Collection, OrderKey, Select};
+use crate::text::fold;
+
+/// The catalogs of one snapshot, loaded in memory and indexed.
+///
+/// ```
+/// use cardex::{Engine, SearchRequest};
+/// let engine = Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+/// let onepiece = engine.catalog("onepiece").expect("bundled");
+/// let page = onepiece.search(&SearchRequest::new("printings:PRB01 AND rarity_code:SR"))?;
+/// let ids: Vec<_> = page.record_ids().iter().map(|&i| onepiece.cards().record_id(i)).collect();
+/// assert_eq!(ids, ["OP01-013", "OP02-013"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Engine {
+    path: PathBuf,
+    catalogs: BTreeMap<String, Catalog>,
+}
+
+impl Engine {
+    /// Loads the snapshot folder at `path` (contract section 1): one sub-folder per
+    /// catalog, with `expansions/*.json` and `cards/*.json`. Files are read in parallel
+    /// (with the `parallel` feature); the result does not depend on file order or thread
+    /// count.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] naming the file, the record and, for JSON syntax errors, the line
+    /// and column. Nothing is kept of a refused snapshot.
+    pub fn open(path: impl AsRef<Path>) -> Result<Engine, LoadError> {
+        let path = path.as_ref();
+        let catalogs = load::load(path)?
+            .into_iter()
+            .map(|c| (c.name.clone(), Catalog::new(c)))
+            .collect();
+        Ok(Engine {
+            path: path.to_path_buf(),
+            catalogs,
+        })
+    }
+
+    /// The snapshot folder this engine was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The catalog named `name` (the snapshot's folder name: `pokemon`, `onepiece`, ...).
+    pub fn catalog(&self, name: &str) -> Option<&Catalog> {
+        self.catalogs.get(name)
+    }
+
+    /// Like [`Engine::catalog`], with an error listing the catalogs there are.
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound::Catalog`].
+    pub fn try_catalog(&self, name: &str) -> Result<&Catalog> {
+        self.catalog(name).ok_or_else(|| {
+            NotFound::Catalog {
+                name: name.to_string(),
+                known: self.catalogs.keys().cloned().collect(),
+            }
+            .into()
+        })
+    }
+
+    /// All catalogs, by name.
+    pub fn catalogs(&self) -> impl Iterator<Item = &Catalog> + '_ {
+        self.catalogs.values()
+    }
+}
+
+/// One game's cards and expansions.
+#[derive(Debug)]
+pub struct Catalog {
+    name: String,
+    meta: Option<Box<str>>,
+    cards: Collection,
+    expansions: Collection,
+    languages: Vec<String>,
+    empty: RoaringBitmap,
+}
+
+/// Which collection a list request reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Cards,
+    Expansions,
+}
+
+impl Catalog {
+    fn new(loaded: load::LoadedCatalog) -> Catalog {
+        let mut languages: Vec<String> = [&loaded.cards, &loaded.expansions]
+            .iter()
+            .filter_map(|c| {
+                c.index()
+                    .lookup("language_code")
+                    .map(|id| c.index().field(id))
+            })
+            .flat_map(|f| f.terms().iter().map(|(term, _)| term.to_string()))
+            .collect();
+        languages.sort();
+        languages.dedup();
+        Catalog {
+            name: loaded.name,
+            meta: loaded.meta,
+            cards: loaded.cards,
+            expansions: loaded.expansions,
+            languages,
+            empty: RoaringBitmap::new(),
+        }
+    }
+
+    /// The catalog's name (its folder name, path segment and webhook event prefix).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `catalog.json`, compact, if the snapshot has one.
+    pub fn meta_json(&self) -> Option<&str> {
+        self.meta.as_deref()
+    }
+
+    /// The language codes of the catalog's records, folded (`en`, `ja`); empty when its
+    /// records carry no `language_code`, and it has no language scopes.
+    pub fn languages(&self) -> &[String] {
+        &self.languages
+    }
+
+    /// The cards, in default order.
+    pub fn cards(&self) -> &Collection {
+        &self.cards
+    }
+
+    /// The expansions, in default order.
+    pub fn expansions(&self) -> &Collection {
+        &self.expansions
+    }
+
+    fn collection(&self, target: Target) -> &Collection {
+        match target {
+            Target::Cards => &self.cards,
+            Target::Expansions => &self.expansions,
+        }
+    }
+
+    /// The records of `target` in language `lang` (all records without a language).
+    fn universe(&self, target: Target, lang: Option<&str>) -> Result<&RoaringBitmap> {
+        let collection = self.collection(target);
+        let Some(lang) = lang else {
+            return Ok(collection.all());
+        };
+        let folded = fold(lang);
+        if !self.languages.iter().any(|l| *l == folded) {
+            return Err(NotFound::Language {
+                catalog: self.name.clone(),
+                lang: lang.to_string(),
+                known: self.languages.clone(),
+            }
+            .into());
+        }
+        let index = collection.index();
+        Ok(index
+            .lookup("language_code")
+            .and_then(|id| index.field(id).terms().get(&folded))
+            .unwrap_or(&self.empty))
+    }
+
+    /// Searches the cards: `q` within the language scope, one page in default order or
+    /// `order_by`, with `select` and `include` applied.
+    ///
+    /// # Errors
+    ///
+    /// A malformed `q` ([`crate::Error::Parse`]), a `q` that does not fit the catalog
+    /// ([`crate::Error::Plan`]), a bad parameter, or an unknown language.
+    pub fn search(&self, req: &SearchRequest<'_>) -> Result<Page> {
+        self.list(Target::Cards, req, None)
+    }
+
+    /// Searches the expansions, like [`Catalog::search`] (`include` does not apply).
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::search`]; `include` is refused.
+    pub fn search_expansions(&self, req: &SearchRequest<'_>) -> Result<Page> {
+        self.list(Target::Expansions, req, None)
+    }
+
+    /// The cards printed in expansion `id` (its debut cards and its reprints: every card
+    /// whose printings hold it), searched like [`Catalog::search`].
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound::Expansion`] for an unknown expansion; otherwise as [`Catalog::search`].
+    pub fn expansion_cards(&self, id: &str, req: &SearchRequest<'_>) -> Result<Page> {
+        let record = self
+            .expansions
+            .find(id)
+            .ok_or_else(|| NotFound::Expansion { id: id.to_string() })?;
+        let id = self.expansions.record_id(record);
+        let index = self.cards.index();
+        let printed = index
+            .lookup("printings")
+            .and_then(|f| index.field(f).terms().get(&fold(&id)))
+            .unwrap_or(&self.empty);
+        self.list(Target::Cards, req, Some(printed))
+    }
+
+    /// The card with id `id` (an exact match, else the only card whose id matches when
+    /// folded), as `{"data": {...}}`.
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound::Card`], or a bad `select` / `include`.
+    pub fn card(&self, id: &str, req: &ItemRequest<'_>) -> Result<Item> {
+        let record = self
+            .cards
+            .find(id)
+            .ok_or_else(|| NotFound::Card { id: id.to_string() })?;
+        self.item(Target::Cards, record, req)
+    }
+
+    /// The expansion with id `id`, as `{"data": {...}}`.
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound::Expansion`], or a bad `select`; `include` is refused.
+    pub fn expansion(&self, id: &str, req: &ItemRequest<'_>) -> Result<Item> {
+        let record = self
+            .expansions
+            .find(id)
+            .ok_or_else(|| NotFound::Expansion { id: id.to_string() })?;
+        self.item(Target::Expansions, record, req)
+    }
+
+    /// The plan of a card search as text (see [`Plan::explain`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::search`].
+    pub fn explain(&self, req: &SearchRequest<'_>) -> Result<String> {
+        let query = query::parse(req.q)?;
+        let universe = self.universe(Target::Cards, req.lang)?;
+        let plan = Plan::new(&query, req.q, &self.cards, universe, req.lang, None)?;
+        Ok(plan.explain())
+    }
+
+    fn item(&self, target: Target, record: u32, req: &ItemRequest<'_>) -> Result<Item> {
+        let collection = self.collection(target);
+        let select = parse_select(collection, req.select)?;
+        let include = parse_include(target, req.include)?;
+        Ok(Item::new(record, |id, out| {
+            render_record(collection, id, select.as_ref(), include, out)
+        }))
+    }
+
+    fn list(
+        &self,
+        target: Target,
+        req: &SearchRequest<'_>,
+        within: Option<&RoaringBitmap>,
+    ) -> Result<Page> {
+        req.validate_paging()?;
+        let collection = self.collection(target);
+        let universe = self.universe(target, req.lang)?;
+        let query = query::parse(req.q)?;
+        let order = parse_order(collection, req.order_by)?;
+        let select = parse_select(collection, req.select)?;
+        let include = parse_include(target, req.include)?;
+        let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
+        let result = plan.execute();
+        let offset = u64::from(req.page - 1) * u64::from(req.page_size);
+        let limit = req.page_size as usize;
+        let ids = if order.is_empty() {
+            page_in_default_order(&result, offset, limit)
+        } else {
+            let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+            sorted_page(collection, &result, &order, offset, limit)
+        };
+        Ok(Page::new(
+            req.page,
+            req.page_size,
+            result.len(),
+            ids,
+            |id, out| render_record(collection, id, select.as_ref(), include, out),
+        ))
+    }
+}
+
+/// The records of `result` from position `offset` on, at most `limit`: record ids are in
+/// default order, so this is the `offset`-th set bit onwards.
+fn page_in_default_order(result: &RoaringBitmap, offset: u64, limit: usize) -> Vec<u32> {
+    if offset >= result.len() {
+        return Vec::new();
+    }
+    match u32::try_from(offset).ok().and_then(|n| result.select(n)) {
+        Some(first) => result.range(first..).take(limit).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// `order_by=f1,-f2`: fields of the collection (camelCase accepted), `-` for descending.
+fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<OrderKey>> {
+    let Some(text) = order_by.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let index = collection.index();
+    text.split(',')
+        .map(|item| {
+            let item = item.trim();
+            let (descending, name) = match item.strip_prefix('-') {
+                Some(rest) => (true, rest.trim()),
+                None => (false, item),
+            };
+            let bad = |reason: String| ParameterError::invalid("order_by", text, reason);
+            if name.is_empty() {
+                return Err(
+                    bad("each key is a field name, `-` before it for descending".into()).into(),
+                );
+            }
+            let field = index.resolve(name).filter(|&f| index.field(f).has_values());
+            match field {
+                Some(field) => Ok(OrderKey { field, descending }),
+                None => {
+                    let hint = index
+                        .suggest(name)
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    Err(bad(format!("no record has a value at `{name}`{hint}")).into())
+                }
+            }
+        })
+        .collect()
+}
+
+/// `select=id,name`: top-level fields of the collection (camelCase accepted).
+fn parse_select(collection: &Collection, select: Option<&str>) -> Result<Option<Select>> {
+    let Some(text) = select.filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let index = collection.index();
+    let top_level = || {
+        index
+            .fields()
+            .map(|(_, f)| f.path())
+            .filter(|p| !p.contains('.'))
+    };
+    let mut keys = Vec::new();
+    for name in text.split(',').map(str::trim) {
+        let bad = |reason: String| ParameterError::invalid("select", text, reason);
+        if name.is_empty() {
+            return Err(bad("list top-level field names separated by commas".into()).into());
+        }
+        if name.contains('.') {
+            return Err(bad(format!(
+                "`{name}` is not a top-level field; select takes top-level fields only"
+            ))
+            .into());
+        }
+        let found = [name.to_string(), snake_case(name)]
+            .into_iter()
+            .find(|n| top_level().any(|p| p == n));
+        match found {
+            Some(key) => keys.push(key),
+            None => {
+                let hint = suggest(name, top_level())
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                return Err(bad(format!("no record has a top-level field `{name}`{hint}")).into());
+            }
+        }
+    }
+    Ok(Some(Select::new(keys)))
+}
+
+/// `include=prices,pop_reports` (cards only).
+fn parse_include(target: Target, include: Option<&str>) -> Result<Include> {
+    let Some(text) = include.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Include::NONE);
+    };
+    if target == Target::Expansions {
+        return Err(ParameterError::invalid(
+            "include",
+            text,
+            "expansions have no optional parts; `include` applies to cards",
+        )
+        .into());
+    }
+    text.split(',')
+        .map(str::trim)
+        .try_fold(Include::NONE, |acc, part| {
+            let part_set = match snake_case(part).as_str() {
+                "prices" => Include::PRICES,
+                "pop_reports" => Include::POP_REPORTS,
+                _ => {
+                    return Err(ParameterError::invalid(
+                        "include",
+                        text,
+                        "the parts are `prices` and `pop_reports`",
+                    )
+                    .into());
+                }
+            };
+            Ok(acc.union(part_set))
+        })
+}

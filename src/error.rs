@@ -1,0 +1,298 @@
+//! The crate's error type: one enum over the ways a request can fail, each with the
+//! status and code of contract section 4, so a frontend maps errors without matching on
+//! messages.
+
+use std::fmt;
+
+use serde_json::json;
+
+use crate::load::LoadError;
+use crate::plan::PlanError;
+use crate::query::ParseError;
+
+/// A bad request parameter (`page=0`, `page_size=500`, `order_by=nope`, `colour=red`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParameterError {
+    name: String,
+    value: String,
+    kind: ParameterErrorKind,
+}
+
+/// Why a parameter was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParameterErrorKind {
+    /// The parameter does not exist (a misspelling fails loudly, never silently).
+    Unknown {
+        /// The parameters that exist.
+        allowed: &'static [&'static str],
+    },
+    /// The parameter was given twice.
+    Repeated,
+    /// The value is not acceptable; the text says why and what is.
+    Invalid(String),
+}
+
+impl ParameterError {
+    pub(crate) fn new(name: &str, value: &str, kind: ParameterErrorKind) -> ParameterError {
+        ParameterError {
+            name: name.to_string(),
+            value: value.to_string(),
+            kind,
+        }
+    }
+
+    pub(crate) fn invalid(name: &str, value: &str, reason: impl Into<String>) -> ParameterError {
+        ParameterError::new(name, value, ParameterErrorKind::Invalid(reason.into()))
+    }
+
+    /// The parameter's name as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The value as given.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// Why it was refused.
+    pub fn kind(&self) -> &ParameterErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ParameterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ParameterErrorKind::Unknown { allowed } => write!(
+                f,
+                "unknown parameter `{}`; the parameters are {}",
+                self.name,
+                allowed
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ParameterErrorKind::Repeated => {
+                write!(f, "parameter `{}` is given more than once", self.name)
+            }
+            ParameterErrorKind::Invalid(reason) => {
+                write!(
+                    f,
+                    "invalid `{}` value `{}`: {reason}",
+                    self.name, self.value
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ParameterError {}
+
+/// What was not found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotFound {
+    /// No catalog of that name.
+    Catalog {
+        /// The name asked for.
+        name: String,
+        /// The catalogs there are.
+        known: Vec<String>,
+    },
+    /// The catalog has no records in that language, or no languages at all.
+    Language {
+        /// The catalog.
+        catalog: String,
+        /// The language asked for.
+        lang: String,
+        /// The languages the catalog has (empty: it has no language scopes).
+        known: Vec<String>,
+    },
+    /// No card with that id.
+    Card {
+        /// The id asked for.
+        id: String,
+    },
+    /// No expansion with that id.
+    Expansion {
+        /// The id asked for.
+        id: String,
+    },
+}
+
+impl fmt::Display for NotFound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |items: &[String]| {
+            items
+                .iter()
+                .map(|i| format!("`{i}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            NotFound::Catalog { name, known } => {
+                write!(f, "unknown catalog `{name}`; the catalogs are {}", list(known))
+            }
+            NotFound::Language { catalog, lang, known } if known.is_empty() => write!(
+                f,
+                "catalog `{catalog}` has no language scopes, so `{lang}` cannot scope it; leave the language out"
+            ),
+            NotFound::Language { catalog, lang, known } => write!(
+                f,
+                "unknown language `{lang}` for catalog `{catalog}`; its languages are {}",
+                list(known)
+            ),
+            NotFound::Card { id } => write!(f, "no card with id `{id}`"),
+            NotFound::Expansion { id } => write!(f, "no expansion with id `{id}`"),
+        }
+    }
+}
+
+/// Any error of cardex.
+///
+/// # Design
+///
+/// One enum with a variant per layer (query text, query against the catalog, request
+/// parameters, lookups, snapshot loading), each holding a typed error with its own kinds,
+/// in the way of tantivy's `TantivyError`. [`Error::status`] and [`Error::code`] give the
+/// HTTP status and the error code of contract section 4, and [`Error::to_body`] the error
+/// body, so a frontend never inspects messages.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The `q` text is malformed.
+    Parse(ParseError),
+    /// The `q` text does not fit the catalog (unknown field, range on text, ...).
+    Plan(PlanError),
+    /// A request parameter was refused.
+    Parameter(ParameterError),
+    /// A catalog, language, card or expansion does not exist.
+    NotFound(NotFound),
+    /// A snapshot could not be loaded.
+    Load(LoadError),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The HTTP status of contract section 4.
+    pub fn status(&self) -> u16 {
+        match self {
+            Error::Parse(_) | Error::Plan(_) | Error::Parameter(_) => 400,
+            Error::NotFound(_) => 404,
+            Error::Load(_) => 500,
+        }
+    }
+
+    /// The error code of contract section 4.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Parse(_) | Error::Plan(_) => "invalid_query",
+            Error::Parameter(p) => match p.kind() {
+                ParameterErrorKind::Unknown { .. } => "unknown_parameter",
+                _ => "invalid_parameter",
+            },
+            Error::NotFound(_) => "not_found",
+            Error::Load(_) => "snapshot_error",
+        }
+    }
+
+    /// The one-line message (for query errors, without the query and caret lines).
+    pub fn message(&self) -> String {
+        match self {
+            Error::Parse(e) => e.message(),
+            Error::Plan(e) => e.message(),
+            Error::Parameter(e) => e.to_string(),
+            Error::NotFound(e) => e.to_string(),
+            Error::Load(e) => e.to_string(),
+        }
+    }
+
+    /// The error body of contract section 4:
+    /// `{"error": {"status", "code", "message", "details"}}`. Query errors carry
+    /// `position` (byte offset) and `column` (character, 1-based) in `details`.
+    ///
+    /// ```
+    /// let err = cardex::Error::from(cardex::query::parse("hp>=").unwrap_err());
+    /// assert_eq!(err.to_body()["error"]["details"]["position"], 4);
+    /// assert_eq!(err.to_body()["error"]["code"], "invalid_query");
+    /// ```
+    pub fn to_body(&self) -> serde_json::Value {
+        let details = match self {
+            Error::Parse(e) => {
+                json!({"position": e.offset(), "column": e.column(), "end": e.span().end})
+            }
+            Error::Plan(e) => {
+                json!({"position": e.offset(), "column": e.column(), "end": e.span().end})
+            }
+            Error::Parameter(e) => match e.kind() {
+                ParameterErrorKind::Unknown { allowed } => {
+                    json!({"parameter": e.name(), "allowed": allowed})
+                }
+                _ => json!({"parameter": e.name(), "value": e.value()}),
+            },
+            Error::NotFound(NotFound::Catalog { known, .. }) => json!({"catalogs": known}),
+            Error::NotFound(NotFound::Language { known, .. }) => json!({"languages": known}),
+            Error::NotFound(_) | Error::Load(_) => json!({}),
+        };
+        json!({"error": {"status": self.status(), "code": self.code(), "message": self.message(), "details": details}})
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Parse(e) => e.fmt(f),
+            Error::Plan(e) => e.fmt(f),
+            Error::Parameter(e) => e.fmt(f),
+            Error::NotFound(e) => e.fmt(f),
+            Error::Load(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Parse(e) => Some(e),
+            Error::Plan(e) => Some(e),
+            Error::Parameter(e) => Some(e),
+            Error::NotFound(_) => None,
+            Error::Load(e) => Some(e),
+        }
+    }
+}
+
+impl From<ParseError> for Error {
+    fn from(e: ParseError) -> Error {
+        Error::Parse(e)
+    }
+}
+
+impl From<PlanError> for Error {
+    fn from(e: PlanError) -> Error {
+        Error::Plan(e)
+    }
+}
+
+impl From<ParameterError> for Error {
+    fn from(e: ParameterError) -> Error {
+        Error::Parameter(e)
+    }
+}
+
+impl From<NotFound> for Error {
+    fn from(e: NotFound) -> Error {
+        Error::NotFound(e)
+    }
+}
+
+impl From<LoadError> for Error {
+    fn from(e: LoadError) -> Error {
+        Error::Load(e)
+    }
+}

@@ -1,0 +1,199 @@
+//! Field names: which paths are keyword fields and which are text fields (contract
+//! section 3), camelCase aliases, and "did you mean" suggestions.
+
+/// How string values of a field are matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldKind {
+    /// `field:value` matches when one value equals the whole value (after folding).
+    Keyword,
+    /// `field:value` matches when the value's words occur as consecutive words.
+    Text,
+}
+
+/// Last path segments that make a keyword field.
+const KEYWORD_SEGMENTS: [&str; 19] = [
+    "id",
+    "expansion_id",
+    "printings",
+    "rarity",
+    "rarity_code",
+    "language",
+    "language_code",
+    "supertype",
+    "subtypes",
+    "types",
+    "series",
+    "code",
+    "number",
+    "printed_number",
+    "regulation_mark",
+    "condition",
+    "company",
+    "grade",
+    "currency",
+];
+
+/// The kind of the field at `path` (dotted, snake_case): `variants.name` and every path
+/// whose last segment is a keyword segment, or ends in `_id`, `_code` or `type`, is a
+/// keyword field; everything else is text.
+///
+/// ```
+/// use cardex::index::{field_kind, FieldKind};
+/// assert_eq!(field_kind("rarity_code"), FieldKind::Keyword);
+/// assert_eq!(field_kind("translation.en.types"), FieldKind::Keyword);
+/// assert_eq!(field_kind("weaknesses.type"), FieldKind::Keyword);
+/// assert_eq!(field_kind("variants.name"), FieldKind::Keyword);
+/// assert_eq!(field_kind("attacks.name"), FieldKind::Text);
+/// ```
+pub fn field_kind(path: &str) -> FieldKind {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    if path == "variants.name"
+        || KEYWORD_SEGMENTS.contains(&last)
+        || last.ends_with("_id")
+        || last.ends_with("_code")
+        || last.ends_with("type")
+    {
+        FieldKind::Keyword
+    } else {
+        FieldKind::Text
+    }
+}
+
+/// The snake_case spelling of a camelCase path, segment by segment (`rarityCode` →
+/// `rarity_code`, `attacks.convertedEnergyCost` → `attacks.converted_energy_cost`).
+///
+/// ```
+/// assert_eq!(cardex::index::snake_case("expansionId"), "expansion_id");
+/// assert_eq!(cardex::index::snake_case("translation.en.retreatCost"), "translation.en.retreat_cost");
+/// ```
+pub fn snake_case(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 4);
+    let mut prev_lower = false;
+    for c in path.chars() {
+        if c.is_ascii_uppercase() {
+            if prev_lower {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_lower = false;
+        } else {
+            out.push(c);
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        }
+    }
+    out
+}
+
+/// The candidate closest to `typed` by edit distance, if it is close enough to be a likely
+/// misspelling (at most a third of the length, and at least one edit allowed).
+pub(crate) fn suggest<'a>(
+    typed: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let typed = snake_case(typed);
+    let limit = (typed.chars().count() / 3).max(1);
+    candidates
+        .map(|c| (levenshtein(&typed, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))
+        .map(|(_, c)| c)
+}
+
+/// Edit distance between two strings, by characters, counting a swap of two neighbours
+/// as one edit (optimal string alignment), so `nmae` is one edit from `name`.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for (j, cell) in d.iter_mut().enumerate().take(width) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        d[i * width] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds() {
+        for keyword in [
+            "id",
+            "expansion_id",
+            "printings",
+            "variants.printings",
+            "rarity",
+            "variants.rarity",
+            "rarity_code",
+            "language_code",
+            "subtypes",
+            "translation.en.subtypes",
+            "types",
+            "number",
+            "variants.prices.condition",
+            "variants.prices.company",
+            "variants.prices.grade",
+            "variants.prices.currency",
+            "variants.prices.type",
+            "supertype",
+            "images.type",
+            "tcgplayer_id",
+            "set_code",
+            "variants.name",
+        ] {
+            assert_eq!(field_kind(keyword), FieldKind::Keyword, "{keyword}");
+        }
+        for text in [
+            "name",
+            "attacks.name",
+            "attacks.text",
+            "artist",
+            "flavor_text",
+            "hp",
+            "effect",
+            "ink_types",
+            "abilities.name",
+        ] {
+            assert_eq!(field_kind(text), FieldKind::Text, "{text}");
+        }
+    }
+
+    #[test]
+    fn camel_to_snake() {
+        assert_eq!(snake_case("rarityCode"), "rarity_code");
+        assert_eq!(
+            snake_case("nationalPokedexNumbers"),
+            "national_pokedex_numbers"
+        );
+        assert_eq!(snake_case("rarity_code"), "rarity_code");
+        assert_eq!(snake_case("set.ptcgoCode"), "set.ptcgo_code");
+        assert_eq!(snake_case("days7Change"), "days7_change");
+    }
+
+    #[test]
+    fn suggestions() {
+        let fields = ["rarity", "rarity_code", "name", "printings", "attacks.name"];
+        let s = |t: &str| suggest(t, fields.iter().copied());
+        assert_eq!(s("rarty_code"), Some("rarity_code"));
+        assert_eq!(s("rarityCod"), Some("rarity_code"));
+        assert_eq!(s("nmae"), Some("name"));
+        assert_eq!(s("printing"), Some("printings"));
+        assert_eq!(s("attack.name"), Some("attacks.name"));
+        assert_eq!(s("zzz"), None);
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+    }
+}

@@ -1,0 +1,292 @@
+//! Inverted indexes over one collection of records (the cards, or the expansions, of a
+//! catalog): for every dotted path that occurs in the records, the records that hold each
+//! folded keyword value or text word, each number, and any value at all.
+//!
+//! - **Keyword fields** ([`FieldKind::Keyword`]: `printings`, `rarity`, `rarity_code`,
+//!   `expansion_id`, `language_code`, ... see [`field_kind`]) map each whole folded value
+//!   to its records.
+//! - **Text fields** map each folded word to its records; phrases are checked against the
+//!   record itself (see the planner), so phrase matching is exact.
+//! - **Numbers**: JSON numbers, and strings that are whole numbers (`hp: "120"`), in sorted
+//!   vocabularies for ranges and comparisons.
+//! - **Existence**: the records holding any value at the path (`field:*`, and the
+//!   "missing last" rule of sorting).
+//!
+//! Every posting list is a [`roaring::RoaringBitmap`] of record ids, and record ids are
+//! assigned in default order, so the first page of any result is its first set bits.
+
+mod build;
+mod fields;
+mod hash;
+mod vocab;
+
+pub(crate) use build::build;
+pub(crate) use fields::suggest;
+pub use fields::{field_kind, snake_case, FieldKind};
+pub use vocab::{NumVocab, Vocab};
+
+use roaring::RoaringBitmap;
+
+pub(crate) use hash::FxHashMap;
+
+/// The number of a field in its [`Index`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldId(pub u32);
+
+/// One searchable path of a collection and its postings.
+#[derive(Debug)]
+pub struct Field {
+    pub(crate) path: Box<str>,
+    pub(crate) kind: FieldKind,
+    pub(crate) exists: RoaringBitmap,
+    pub(crate) terms: Vocab,
+    pub(crate) numbers: NumVocab,
+    pub(crate) numeric_strings: NumVocab,
+    pub(crate) holds_objects: bool,
+}
+
+impl Field {
+    /// The dotted path (`attacks.name`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// How string values are matched.
+    pub fn kind(&self) -> FieldKind {
+        self.kind
+    }
+
+    /// The records holding at least one (non-null) scalar value here.
+    pub fn exists(&self) -> &RoaringBitmap {
+        &self.exists
+    }
+
+    /// Folded keyword values (keyword fields) or words (text fields), with booleans as
+    /// `true` / `false`.
+    pub fn terms(&self) -> &Vocab {
+        &self.terms
+    }
+
+    /// JSON numbers.
+    pub fn numbers(&self) -> &NumVocab {
+        &self.numbers
+    }
+
+    /// Strings that are whole numbers (`"120"`), by value.
+    pub fn numeric_strings(&self) -> &NumVocab {
+        &self.numeric_strings
+    }
+
+    /// Whether some record holds an object here (`legalities`, `attacks`).
+    pub fn holds_objects(&self) -> bool {
+        self.holds_objects
+    }
+
+    /// Whether some record holds a scalar value here.
+    pub fn has_values(&self) -> bool {
+        !self.exists.is_empty()
+    }
+
+    /// Whether some record holds a number here (a JSON number or a whole-number string).
+    pub fn has_numbers(&self) -> bool {
+        !self.numbers.is_empty() || !self.numeric_strings.is_empty()
+    }
+
+    /// Bytes held on the heap, for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        self.path.len()
+            + self.exists.serialized_size()
+            + self.terms.heap_bytes()
+            + self.numbers.heap_bytes()
+            + self.numeric_strings.heap_bytes()
+    }
+}
+
+/// The fields of one collection, numbered by sorted path.
+#[derive(Debug, Default)]
+pub struct Index {
+    fields: Vec<Field>,
+    by_path: FxHashMap<Box<str>, FieldId>,
+}
+
+impl Index {
+    pub(crate) fn new(fields: Vec<Field>) -> Index {
+        let by_path = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), FieldId(i as u32)))
+            .collect();
+        Index { fields, by_path }
+    }
+
+    /// Field number `id`.
+    pub fn field(&self, id: FieldId) -> &Field {
+        &self.fields[id.0 as usize]
+    }
+
+    /// All fields, by path.
+    pub fn fields(&self) -> impl Iterator<Item = (FieldId, &Field)> + '_ {
+        self.fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FieldId(i as u32), f))
+    }
+
+    /// The field at exactly `path`.
+    pub fn lookup(&self, path: &str) -> Option<FieldId> {
+        self.by_path.get(path).copied()
+    }
+
+    /// The field a query names: the path as written, else its snake_case spelling
+    /// (camelCase aliases, contract section 3).
+    pub fn resolve(&self, typed: &str) -> Option<FieldId> {
+        self.lookup(typed).or_else(|| {
+            let snake = snake_case(typed);
+            (snake != typed).then(|| self.lookup(&snake)).flatten()
+        })
+    }
+
+    /// The known path closest to a misspelt one, for "did you mean".
+    pub fn suggest(&self, typed: &str) -> Option<&str> {
+        suggest(
+            typed,
+            self.fields
+                .iter()
+                .filter(|f| f.has_values())
+                .map(|f| f.path()),
+        )
+    }
+
+    /// The paths directly under `path` that hold values (for the error on an object field).
+    pub fn children_of(&self, path: &str) -> Vec<&str> {
+        self.fields
+            .iter()
+            .map(|f| f.path())
+            .filter(|p| {
+                p.strip_prefix(path)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .is_some_and(|rest| !rest.contains('.'))
+            })
+            .collect()
+    }
+
+    /// Bytes held on the heap, for memory reports.
+    pub fn heap_bytes(&self) -> usize {
+        self.fields.iter().map(Field::heap_bytes).sum::<usize>()
+            + self.fields.capacity() * std::mem::size_of::<Field>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(docs: &[&str]) -> Index {
+        let docs: Vec<Box<str>> = docs.iter().map(|d| (*d).into()).collect();
+        build(&docs)
+    }
+
+    #[test]
+    fn builds_keyword_text_number_and_existence_postings() {
+        let idx = index(&[
+            r#"{"id":"a","name":"Charizard ex","rarity":"Double Rare","hp":"330","attacks":[{"name":"Flame Burst","cost":["Fire"],"converted_energy_cost":2}],"legal":true}"#,
+            r#"{"id":"b","name":"Pikachu","rarity":"Common","hp":"60","attacks":[{"name":"Thunder Crash","converted_energy_cost":3}],"x":null}"#,
+            r#"{"id":"c","name":"Flabébé","rarity":"common"}"#,
+        ]);
+        let f = |p: &str| idx.field(idx.lookup(p).unwrap());
+        let ids =
+            |b: Option<&RoaringBitmap>| b.map(|b| b.iter().collect::<Vec<_>>()).unwrap_or_default();
+        assert_eq!(ids(f("rarity").terms().get("common")), [1, 2]);
+        assert_eq!(ids(f("rarity").terms().get("double rare")), [0]);
+        assert_eq!(f("name").kind(), FieldKind::Text);
+        assert_eq!(ids(f("name").terms().get("ex")), [0]);
+        assert_eq!(ids(f("name").terms().get("flabebe")), [2]);
+        assert_eq!(ids(f("attacks.name").terms().get("burst")), [0]);
+        assert_eq!(ids(f("attacks.cost").terms().get("fire")), [0]);
+        assert_eq!(ids(f("hp").numeric_strings().get(60.0)), [1]);
+        assert!(f("hp").numbers().is_empty());
+        assert_eq!(
+            ids(f("attacks.converted_energy_cost").numbers().get(3.0)),
+            [1]
+        );
+        assert_eq!(ids(f("legal").terms().get("true")), [0]);
+        assert_eq!(ids(Some(f("hp").exists())), [0, 1]);
+        assert!(f("attacks").holds_objects());
+        assert!(!f("attacks").has_values());
+        assert!(
+            idx.lookup("x").is_none(),
+            "a field that only holds null is not a field"
+        );
+        assert_eq!(idx.resolve("convertedEnergyCost"), None);
+        assert_eq!(
+            idx.resolve("attacks.convertedEnergyCost"),
+            idx.lookup("attacks.converted_energy_cost")
+        );
+        assert_eq!(
+            idx.children_of("attacks"),
+            [
+                "attacks.converted_energy_cost",
+                "attacks.cost",
+                "attacks.name"
+            ]
+        );
+        assert_eq!(idx.suggest("rarty"), Some("rarity"));
+    }
+
+    #[test]
+    fn same_index_whatever_the_chunking() {
+        // 9,000 records make three chunks; the result must equal a one-chunk build.
+        let docs: Vec<Box<str>> = (0..9000)
+            .map(|i| {
+                format!(
+                    r#"{{"id":"c{i}","n":{},"w":"w{} x","k":["k{}"]}}"#,
+                    i % 7,
+                    i % 13,
+                    i % 5
+                )
+                .into()
+            })
+            .collect();
+        let whole = build(&docs);
+        let mut merged_terms = 0;
+        for (_, field) in whole.fields() {
+            for (term, postings) in field.terms().iter() {
+                merged_terms += 1;
+                let expected: Vec<u32> = docs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| {
+                        let mut found = false;
+                        crate::json::walk::values_at(
+                            d,
+                            &field.path().split('.').collect::<Vec<_>>(),
+                            &mut |v| {
+                                if let crate::json::walk::Scalar::Str(s) = v {
+                                    let folded = crate::text::fold(&s);
+                                    found |= match field.kind() {
+                                        FieldKind::Keyword => folded == term,
+                                        FieldKind::Text => {
+                                            crate::text::words(&folded).any(|w| w == term)
+                                        }
+                                    };
+                                }
+                                true
+                            },
+                        );
+                        found
+                    })
+                    .map(|(i, _)| i as u32)
+                    .collect();
+                assert_eq!(
+                    postings.iter().collect::<Vec<_>>(),
+                    expected,
+                    "{} {term}",
+                    field.path()
+                );
+            }
+        }
+        assert!(merged_terms > 20);
+        let n = whole.field(whole.lookup("n").unwrap());
+        assert_eq!(n.numbers().get(3.0).unwrap().len(), 9000 / 7 + 1);
+    }
+}

@@ -1,0 +1,476 @@
+//! Reading cardex's own compact JSON back: every scalar with its path (to build the
+//! index), the scalars at one path (to check phrases, exact values and sort keys), and the
+//! top-level members (for `select`).
+//!
+//! The input is always text that [`super::write`] produced from a parsed record, so it is
+//! valid JSON without insignificant whitespace; the walker still never panics or loops on
+//! other input, it just stops.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// A scalar JSON value (`null` is never reported: it counts as absent).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Scalar<'a> {
+    Str(Cow<'a, str>),
+    /// The number's text.
+    Num(&'a str),
+    Bool(bool),
+}
+
+/// Receives the structure of a record from [`walk`]. Arrays are looked through: their
+/// elements are reported at the path of the array.
+pub(crate) trait Visit {
+    /// Entering member `key` of an object.
+    fn enter(&mut self, key: &str);
+    /// Leaving the member last entered.
+    fn leave(&mut self);
+    /// A scalar at the current path.
+    fn scalar(&mut self, value: Scalar<'_>);
+    /// An object at the current path.
+    fn object(&mut self) {}
+}
+
+struct Cursor<'a> {
+    s: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(s: &'a str) -> Cursor<'a> {
+        Cursor {
+            s,
+            b: s.as_bytes(),
+            i: 0,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Reads a string literal (the cursor is on its opening quote).
+    fn string(&mut self) -> Cow<'a, str> {
+        let start = self.i + 1;
+        let mut j = start;
+        let mut escaped = false;
+        while j < self.b.len() {
+            match self.b[j] {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    j += 2;
+                }
+                _ => j += 1,
+            }
+        }
+        let end = j.min(self.b.len());
+        self.i = (end + 1).min(self.b.len());
+        let raw = self.s.get(start..end).unwrap_or("");
+        if escaped {
+            Cow::Owned(unescape(raw))
+        } else {
+            Cow::Borrowed(raw)
+        }
+    }
+
+    fn skip_string(&mut self) {
+        let mut j = self.i + 1;
+        while j < self.b.len() {
+            match self.b[j] {
+                b'"' => break,
+                b'\\' => j += 2,
+                _ => j += 1,
+            }
+        }
+        self.i = (j + 1).min(self.b.len());
+    }
+
+    fn number(&mut self) -> &'a str {
+        let start = self.i;
+        while matches!(
+            self.peek(),
+            Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+        ) {
+            self.i += 1;
+        }
+        &self.s[start..self.i]
+    }
+
+    fn literal(&mut self) {
+        while matches!(self.peek(), Some(b'a'..=b'z')) {
+            self.i += 1;
+        }
+    }
+
+    /// Skips one value of any kind.
+    fn skip_value(&mut self) {
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                None => return,
+                Some(b'"') => self.skip_string(),
+                Some(b'{' | b'[') => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                Some(b'}' | b']') => {
+                    depth = depth.saturating_sub(1);
+                    self.i += 1;
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    self.number();
+                }
+                Some(b't' | b'f' | b'n') => self.literal(),
+                Some(_) => self.i += 1,
+            }
+            if depth == 0 {
+                return;
+            }
+        }
+    }
+}
+
+/// Walks a whole record, reporting each member, object and scalar to `visit`.
+pub(crate) fn walk(doc: &str, visit: &mut impl Visit) {
+    let mut cursor = Cursor::new(doc);
+    walk_value(&mut cursor, visit);
+}
+
+fn walk_value(c: &mut Cursor<'_>, visit: &mut impl Visit) {
+    match c.peek() {
+        Some(b'{') => {
+            c.i += 1;
+            visit.object();
+            if c.eat(b'}') {
+                return;
+            }
+            loop {
+                if c.peek() != Some(b'"') {
+                    return;
+                }
+                let key = c.string();
+                if !c.eat(b':') {
+                    return;
+                }
+                visit.enter(&key);
+                walk_value(c, visit);
+                visit.leave();
+                if !c.eat(b',') {
+                    c.eat(b'}');
+                    return;
+                }
+            }
+        }
+        Some(b'[') => {
+            c.i += 1;
+            if c.eat(b']') {
+                return;
+            }
+            loop {
+                let before = c.i;
+                walk_value(c, visit);
+                if c.i == before || !c.eat(b',') {
+                    c.eat(b']');
+                    return;
+                }
+            }
+        }
+        Some(b'"') => {
+            let s = c.string();
+            visit.scalar(Scalar::Str(s));
+        }
+        Some(b't') => {
+            c.literal();
+            visit.scalar(Scalar::Bool(true));
+        }
+        Some(b'f') => {
+            c.literal();
+            visit.scalar(Scalar::Bool(false));
+        }
+        Some(b'n') => c.literal(),
+        Some(b'-' | b'0'..=b'9') => {
+            let n = c.number();
+            visit.scalar(Scalar::Num(n));
+        }
+        _ => {}
+    }
+}
+
+/// Calls `f` with every scalar at `path` (arrays looked through), in document order, until
+/// `f` returns `false`.
+pub(crate) fn values_at<'a>(doc: &'a str, path: &[&str], f: &mut dyn FnMut(Scalar<'a>) -> bool) {
+    let mut c = Cursor::new(doc);
+    let _ = values_in(&mut c, path, f);
+}
+
+/// Returns `false` once `f` asked to stop.
+fn values_in<'a>(c: &mut Cursor<'a>, path: &[&str], f: &mut dyn FnMut(Scalar<'a>) -> bool) -> bool {
+    match c.peek() {
+        Some(b'[') => {
+            c.i += 1;
+            if c.eat(b']') {
+                return true;
+            }
+            loop {
+                let before = c.i;
+                if !values_in(c, path, f) {
+                    return false;
+                }
+                if c.i == before || !c.eat(b',') {
+                    c.eat(b']');
+                    return true;
+                }
+            }
+        }
+        Some(b'{') if !path.is_empty() => {
+            c.i += 1;
+            if c.eat(b'}') {
+                return true;
+            }
+            loop {
+                if c.peek() != Some(b'"') {
+                    return true;
+                }
+                let key = c.string();
+                if !c.eat(b':') {
+                    return true;
+                }
+                if key == path[0] {
+                    if !values_in(c, &path[1..], f) {
+                        return false;
+                    }
+                } else {
+                    c.skip_value();
+                }
+                if !c.eat(b',') {
+                    c.eat(b'}');
+                    return true;
+                }
+            }
+        }
+        _ if !path.is_empty() => {
+            c.skip_value();
+            true
+        }
+        Some(b'"') => {
+            let s = c.string();
+            f(Scalar::Str(s))
+        }
+        Some(b't') => {
+            c.literal();
+            f(Scalar::Bool(true))
+        }
+        Some(b'f') => {
+            c.literal();
+            f(Scalar::Bool(false))
+        }
+        Some(b'-' | b'0'..=b'9') => {
+            let n = c.number();
+            f(Scalar::Num(n))
+        }
+        _ => {
+            c.skip_value();
+            true
+        }
+    }
+}
+
+/// The top-level members of a record: each key with the byte range of the whole member
+/// (`"key":value`).
+pub(crate) fn members(doc: &str) -> Vec<(Cow<'_, str>, Range<usize>)> {
+    let mut c = Cursor::new(doc);
+    let mut out = Vec::new();
+    if !c.eat(b'{') || c.eat(b'}') {
+        return out;
+    }
+    loop {
+        let start = c.i;
+        if c.peek() != Some(b'"') {
+            return out;
+        }
+        let key = c.string();
+        if !c.eat(b':') {
+            return out;
+        }
+        c.skip_value();
+        out.push((key, start..c.i));
+        if !c.eat(b',') {
+            return out;
+        }
+    }
+}
+
+/// Decodes the escapes of a JSON string body.
+fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('u') => {
+                let hex = |chars: &mut std::str::Chars<'_>| {
+                    let digits: String = chars.by_ref().take(4).collect();
+                    (digits.len() == 4)
+                        .then(|| u32::from_str_radix(&digits, 16).ok())
+                        .flatten()
+                };
+                let Some(high) = hex(&mut chars) else {
+                    out.push('\u{FFFD}');
+                    continue;
+                };
+                let code = if (0xD800..0xDC00).contains(&high) {
+                    let mut look = chars.clone();
+                    match (look.next(), look.next()) {
+                        (Some('\\'), Some('u')) => match hex(&mut look) {
+                            Some(low) if (0xDC00..0xE000).contains(&low) => {
+                                chars = look;
+                                0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                            }
+                            _ => 0xFFFD,
+                        },
+                        _ => 0xFFFD,
+                    }
+                } else {
+                    high
+                };
+                out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect {
+        path: Vec<String>,
+        seen: Vec<(String, Scalar<'static>)>,
+        objects: Vec<String>,
+    }
+
+    impl Visit for Collect {
+        fn enter(&mut self, key: &str) {
+            self.path.push(key.to_string());
+        }
+        fn leave(&mut self) {
+            self.path.pop();
+        }
+        fn scalar(&mut self, value: Scalar<'_>) {
+            let owned = match value {
+                Scalar::Str(s) => Scalar::Str(Cow::Owned(s.into_owned())),
+                Scalar::Num(n) => Scalar::Num(Box::leak(n.to_string().into_boxed_str())),
+                Scalar::Bool(b) => Scalar::Bool(b),
+            };
+            self.seen.push((self.path.join("."), owned));
+        }
+        fn object(&mut self) {
+            self.objects.push(self.path.join("."));
+        }
+    }
+
+    const DOC: &str = r#"{"id":"a-1","hp":"120","attacks":[{"name":"Flame \"Burst\"","damage":"30","cost":["Fire","Fire"]},{"name":"Blaze"}],"n":-1.5e3,"ok":true,"gone":null,"e":{},"x":[]}"#;
+
+    #[test]
+    fn walks_every_scalar_with_its_path() {
+        let mut c = Collect::default();
+        walk(DOC, &mut c);
+        let seen: Vec<String> = c.seen.iter().map(|(p, v)| format!("{p}={v:?}")).collect();
+        assert_eq!(
+            seen,
+            [
+                r#"id=Str("a-1")"#,
+                r#"hp=Str("120")"#,
+                r#"attacks.name=Str("Flame \"Burst\"")"#,
+                r#"attacks.damage=Str("30")"#,
+                r#"attacks.cost=Str("Fire")"#,
+                r#"attacks.cost=Str("Fire")"#,
+                r#"attacks.name=Str("Blaze")"#,
+                r#"n=Num("-1.5e3")"#,
+                "ok=Bool(true)",
+            ]
+        );
+        assert_eq!(c.objects, ["", "attacks", "attacks", "e"]);
+    }
+
+    #[test]
+    fn values_at_a_path() {
+        let get = |path: &[&str]| {
+            let mut out = Vec::new();
+            values_at(DOC, path, &mut |v| {
+                out.push(format!("{v:?}"));
+                true
+            });
+            out
+        };
+        assert_eq!(
+            get(&["attacks", "name"]),
+            [r#"Str("Flame \"Burst\"")"#, r#"Str("Blaze")"#]
+        );
+        assert_eq!(get(&["id"]), [r#"Str("a-1")"#]);
+        assert_eq!(get(&["gone"]), Vec::<String>::new());
+        assert_eq!(get(&["attacks"]), Vec::<String>::new());
+        assert_eq!(get(&["nope", "x"]), Vec::<String>::new());
+        let mut first = None;
+        values_at(DOC, &["attacks", "cost"], &mut |v| {
+            first = Some(v);
+            false
+        });
+        assert_eq!(first, Some(Scalar::Str(Cow::Borrowed("Fire"))));
+    }
+
+    #[test]
+    fn top_level_members() {
+        let m: Vec<(String, &str)> = members(DOC)
+            .into_iter()
+            .map(|(k, r)| (k.into_owned(), &DOC[r]))
+            .collect();
+        assert_eq!(m[0], ("id".to_string(), r#""id":"a-1""#));
+        assert_eq!(m[5], ("gone".to_string(), r#""gone":null"#));
+        assert_eq!(m.len(), 8);
+    }
+
+    #[test]
+    fn unescapes() {
+        assert_eq!(
+            unescape(r#"a\"b\\c\n\u00e9\ud83d\ude00\u0041"#),
+            "a\"b\\c\né😀A"
+        );
+        assert_eq!(unescape(r#"\ud83d"#), "\u{FFFD}");
+        assert_eq!(unescape(r#"\u12"#), "\u{FFFD}");
+    }
+
+    #[test]
+    fn never_panics_on_truncated_input() {
+        for end in 0..DOC.len() {
+            if let Some(prefix) = DOC.get(..end) {
+                walk(prefix, &mut Collect::default());
+                values_at(prefix, &["attacks", "name"], &mut |_| true);
+                let _ = members(prefix);
+            }
+        }
+    }
+}

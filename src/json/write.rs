@@ -1,0 +1,324 @@
+//! Compact JSON output, and the marks that let a request leave parts of a card out.
+//!
+//! A card is written once, whole. Every `prices` and `pop_reports` member of a
+//! `variants[]` object is marked with a [`Strip`]; [`copy_without`] then copies the card
+//! leaving out the marked members a request did not `include`, fixing the commas, without
+//! parsing anything.
+
+use std::io::Write as _;
+
+use super::Node;
+
+/// Which optional part of a card a [`Strip`] covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Part {
+    /// A variant's `prices`.
+    Prices = 1,
+    /// A variant's `pop_reports`.
+    PopReports = 2,
+}
+
+/// The set of optional parts a request wants (`include=prices,pop_reports`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Include(u8);
+
+impl Include {
+    /// Neither prices nor pop reports (the default).
+    pub const NONE: Include = Include(0);
+    /// Variants' `prices`.
+    pub const PRICES: Include = Include(Part::Prices as u8);
+    /// Variants' `pop_reports`.
+    pub const POP_REPORTS: Include = Include(Part::PopReports as u8);
+    /// Both.
+    pub const ALL: Include = Include(Part::Prices as u8 | Part::PopReports as u8);
+
+    pub(crate) fn contains(self, part: Part) -> bool {
+        self.0 & part as u8 != 0
+    }
+
+    /// Both sets together.
+    pub fn union(self, other: Include) -> Include {
+        Include(self.0 | other.0)
+    }
+
+    /// Whether prices are included.
+    pub fn prices(self) -> bool {
+        self.contains(Part::Prices)
+    }
+
+    /// Whether pop reports are included.
+    pub fn pop_reports(self) -> bool {
+        self.contains(Part::PopReports)
+    }
+}
+
+/// A member of a variant object that may be left out: the byte range of the member
+/// (`"prices":[...]`), with its leading comma unless it is the object's first member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Strip {
+    pub start: u32,
+    pub end: u32,
+    pub part: Part,
+    /// The member opens its object, so the next kept member must lose its comma.
+    pub first: bool,
+}
+
+/// Writes `node` as compact JSON to `out`. When `strips` is given, the members of
+/// top-level `variants[]` objects named `prices` and `pop_reports` are marked in it, with
+/// offsets relative to the start of `out`.
+pub(crate) fn write_record(node: &Node<'_>, out: &mut Vec<u8>, strips: Option<&mut Vec<Strip>>) {
+    match (node, strips) {
+        (Node::Object(members), Some(strips)) => {
+            out.push(b'{');
+            for (i, (key, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(key, out);
+                out.push(b':');
+                match value {
+                    Node::Array(variants) if key == "variants" => {
+                        write_variants(variants, out, strips)
+                    }
+                    _ => write_node(value, out),
+                }
+            }
+            out.push(b'}');
+        }
+        (node, _) => write_node(node, out),
+    }
+}
+
+fn write_variants(variants: &[Node<'_>], out: &mut Vec<u8>, strips: &mut Vec<Strip>) {
+    out.push(b'[');
+    for (i, variant) in variants.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let Node::Object(members) = variant else {
+            write_node(variant, out);
+            continue;
+        };
+        out.push(b'{');
+        for (j, (key, value)) in members.iter().enumerate() {
+            let start = out.len();
+            if j > 0 {
+                out.push(b',');
+            }
+            write_str(key, out);
+            out.push(b':');
+            write_node(value, out);
+            let part = match key.as_ref() {
+                "prices" => Some(Part::Prices),
+                "pop_reports" => Some(Part::PopReports),
+                _ => None,
+            };
+            if let Some(part) = part {
+                strips.push(Strip {
+                    start: start as u32,
+                    end: out.len() as u32,
+                    part,
+                    first: j == 0,
+                });
+            }
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+}
+
+/// Writes any node as compact JSON.
+pub(crate) fn write_node(node: &Node<'_>, out: &mut Vec<u8>) {
+    match node {
+        Node::Null => out.extend_from_slice(b"null"),
+        Node::Bool(true) => out.extend_from_slice(b"true"),
+        Node::Bool(false) => out.extend_from_slice(b"false"),
+        Node::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Node::String(s) => write_str(s, out),
+        Node::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_node(item, out);
+            }
+            out.push(b']');
+        }
+        Node::Object(members) => {
+            out.push(b'{');
+            for (i, (key, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(key, out);
+                out.push(b':');
+                write_node(value, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Writes a JSON string literal: `"` and `\` escaped, control characters as short escapes
+/// or `\u00XX`, everything else as UTF-8 (the way serde_json writes).
+pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0C => b"\\f",
+            0x00..=0x1F => {
+                out.extend_from_slice(&bytes[start..i]);
+                let _ = write!(out, "\\u{b:04x}");
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(escape);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Copies `doc[range]` to `out`, leaving out the members marked in `strips` whose part is
+/// not in `include`. `strips` are sorted by offset; those outside `range` are ignored.
+pub(crate) fn copy_without(
+    doc: &[u8],
+    range: std::ops::Range<usize>,
+    strips: &[Strip],
+    include: Include,
+    out: &mut Vec<u8>,
+) {
+    let mut pos = range.start;
+    // Set after leaving out an object's first member: the next kept member must lose its
+    // leading comma.
+    let mut drop_comma = false;
+    for strip in strips {
+        let (start, end) = (strip.start as usize, strip.end as usize);
+        if start < range.start || end > range.end || include.contains(strip.part) {
+            continue;
+        }
+        if start > pos {
+            if drop_comma && doc[pos] == b',' {
+                pos += 1;
+            }
+            drop_comma = false;
+            out.extend_from_slice(&doc[pos..start]);
+        }
+        drop_comma |= strip.first;
+        pos = end;
+    }
+    if drop_comma && pos < range.end && doc[pos] == b',' {
+        pos += 1;
+    }
+    out.extend_from_slice(&doc[pos..range.end]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn render(json: &str) -> (Vec<u8>, Vec<Strip>) {
+        let node: Node<'_> = serde_json::from_str(json).unwrap();
+        let (mut out, mut strips) = (Vec::new(), Vec::new());
+        write_record(&node, &mut out, Some(&mut strips));
+        (out, strips)
+    }
+
+    fn served(json: &str, include: Include) -> String {
+        let (doc, strips) = render(json);
+        let mut out = Vec::new();
+        copy_without(&doc, 0..doc.len(), &strips, include, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn compact_and_escaped() {
+        let (doc, strips) =
+            render("{ \"a\" : [1, 2.5, -3, true, null], \"s\": \"q\\\"\\\\\\n\\u0001é\" }");
+        assert_eq!(
+            String::from_utf8(doc).unwrap(),
+            r#"{"a":[1,2.5,-3,true,null],"s":"q\"\\\n\u0001é"}"#
+        );
+        assert!(strips.is_empty());
+    }
+
+    #[test]
+    fn strips_parts_and_fixes_commas() {
+        let card = r#"{"id":"x","variants":[{"name":"Normal","prices":[1],"pop_reports":[2]},{"prices":[3],"name":"Alt"},{"pop_reports":[4],"prices":[5]},{"prices":[6],"pop_reports":[7],"x":1}]}"#;
+        assert_eq!(
+            served(card, Include::NONE),
+            r#"{"id":"x","variants":[{"name":"Normal"},{"name":"Alt"},{},{"x":1}]}"#
+        );
+        assert_eq!(
+            served(card, Include::PRICES),
+            r#"{"id":"x","variants":[{"name":"Normal","prices":[1]},{"prices":[3],"name":"Alt"},{"prices":[5]},{"prices":[6],"x":1}]}"#
+        );
+        assert_eq!(
+            served(card, Include::POP_REPORTS),
+            r#"{"id":"x","variants":[{"name":"Normal","pop_reports":[2]},{"name":"Alt"},{"pop_reports":[4]},{"pop_reports":[7],"x":1}]}"#
+        );
+        assert_eq!(served(card, Include::ALL), card);
+    }
+
+    #[test]
+    fn only_variant_members_are_marked() {
+        let card = r#"{"prices":[1],"variants":[{"name":"n","extra":{"prices":[2]}}]}"#;
+        assert_eq!(served(card, Include::NONE), card);
+    }
+
+    /// A variant object: some of the keys, in any order.
+    fn variant() -> impl Strategy<Value = Vec<&'static str>> {
+        prop::sample::subsequence(vec!["name", "prices", "pop_reports", "images"], 0..=4)
+            .prop_shuffle()
+    }
+
+    /// Writes a card with the given variants, keeping only the members `keep` accepts.
+    fn card_json(variants: &[Vec<&str>], keep: impl Fn(&str) -> bool) -> String {
+        let vs: Vec<String> = variants
+            .iter()
+            .map(|v| {
+                let members: Vec<String> = v
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| keep(k))
+                    .map(|(i, k)| format!("\"{k}\":[{i}]"))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            })
+            .collect();
+        format!("{{\"id\":\"c\",\"variants\":[{}],\"z\":0}}", vs.join(","))
+    }
+
+    proptest! {
+        #[test]
+        fn leaving_out_equals_removing_members(
+            variants in prop::collection::vec(variant(), 0..4),
+            include in 0u8..4,
+        ) {
+            let include = Include(include);
+            let full = card_json(&variants, |_| true);
+            let expected = card_json(&variants, |k| match k {
+                "prices" => include.prices(),
+                "pop_reports" => include.pop_reports(),
+                _ => true,
+            });
+            prop_assert_eq!(served(&full, include), expected);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Why a snapshot was refused: the file, the record (index and id where known), and for
+//! JSON syntax errors the line and column.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A record in a snapshot file: its index in the file's array, and its id where known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordAt {
+    /// Zero-based index in the file's array.
+    pub index: usize,
+    /// The record's `id`, when it has a readable one.
+    pub id: Option<String>,
+}
+
+/// What was wrong with a snapshot.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadErrorKind {
+    /// A file or folder could not be read.
+    Io(io::Error),
+    /// The snapshot path is not a folder.
+    NotADirectory,
+    /// The snapshot folder holds no catalog folder.
+    NoCatalogs,
+    /// A catalog folder name is not a valid path segment (`[a-z0-9_-]+`).
+    InvalidCatalogName {
+        /// The folder name.
+        name: String,
+    },
+    /// `catalog.json` names another catalog than its folder.
+    CatalogNameMismatch {
+        /// The folder name.
+        folder: String,
+        /// The `name` in `catalog.json`.
+        name: String,
+    },
+    /// The file is not UTF-8.
+    InvalidUtf8,
+    /// The file is not valid JSON.
+    Json {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What serde_json said.
+        message: String,
+    },
+    /// The file holds something else than a JSON array of records.
+    NotAnArray {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// A record (or `catalog.json`) is not a JSON object.
+    NotAnObject {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// A required field is missing (or `null`).
+    MissingField {
+        /// The field.
+        field: &'static str,
+    },
+    /// A field holds the wrong type of value.
+    WrongType {
+        /// The field (dotted path).
+        field: String,
+        /// What the contract expects.
+        expected: &'static str,
+        /// What the record holds.
+        found: &'static str,
+    },
+    /// Two records of one collection share an id.
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// The file of the first record with this id.
+        first_path: PathBuf,
+        /// Its index in that file.
+        first_index: usize,
+    },
+    /// A card's `expansion_id` names no expansion of its catalog.
+    UnknownExpansion {
+        /// The id named.
+        expansion_id: String,
+        /// The catalog.
+        catalog: String,
+    },
+    /// A date that is not `YYYY/MM/DD`.
+    BadDate {
+        /// The field.
+        field: &'static str,
+        /// The value found.
+        value: String,
+    },
+}
+
+/// A refused snapshot: where, and why. Loading is all or nothing: when this is returned,
+/// nothing of the snapshot was kept.
+///
+/// ```
+/// let err = cardex::Engine::open("no/such/folder").unwrap_err();
+/// assert!(err.to_string().starts_with("no/such/folder: "));
+/// ```
+#[derive(Debug)]
+pub struct LoadError {
+    path: Option<PathBuf>,
+    record: Option<RecordAt>,
+    kind: LoadErrorKind,
+}
+
+impl LoadError {
+    pub(crate) fn new(path: Option<&Path>, kind: LoadErrorKind) -> LoadError {
+        LoadError {
+            path: path.map(Path::to_path_buf),
+            record: None,
+            kind,
+        }
+    }
+
+    pub(crate) fn at_record(mut self, index: usize, id: Option<&str>) -> LoadError {
+        self.record = Some(RecordAt {
+            index,
+            id: id.map(str::to_string),
+        });
+        self
+    }
+
+    /// The same error, about a record of the file at `path`.
+    pub(crate) fn in_file(mut self, path: &Path) -> LoadError {
+        self.path = Some(path.to_path_buf());
+        self
+    }
+
+    pub(crate) fn io(path: &Path, err: io::Error) -> LoadError {
+        LoadError::new(Some(path), LoadErrorKind::Io(err))
+    }
+
+    /// The file or folder concerned.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The record concerned, if the error is about one record.
+    pub fn record(&self) -> Option<&RecordAt> {
+        self.record.as_ref()
+    }
+
+    /// What was wrong.
+    pub fn kind(&self) -> &LoadErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}", path.display())?;
+            if let LoadErrorKind::Json { line, column, .. } = &self.kind {
+                write!(f, ":{line}:{column}")?;
+            }
+            f.write_str(": ")?;
+        }
+        if let Some(record) = &self.record {
+            write!(f, "record {}", record.index)?;
+            if let Some(id) = &record.id {
+                write!(f, " (id `{id}`)")?;
+            }
+            f.write_str(": ")?;
+        }
+        match &self.kind {
+            LoadErrorKind::Io(e) => write!(f, "cannot read: {e}"),
+            LoadErrorKind::NotADirectory => f.write_str("not a snapshot folder"),
+            LoadErrorKind::NoCatalogs => {
+                f.write_str("no catalog folders (expected <snapshot>/<catalog>/cards/*.json)")
+            }
+            LoadErrorKind::InvalidCatalogName { name } => write!(
+                f,
+                "catalog folder `{name}` is not a valid catalog name (lower-case letters, digits, `_` and `-`)"
+            ),
+            LoadErrorKind::CatalogNameMismatch { folder, name } => write!(
+                f,
+                "catalog.json names catalog `{name}`, but its folder is `{folder}`"
+            ),
+            LoadErrorKind::InvalidUtf8 => f.write_str("file is not valid UTF-8"),
+            LoadErrorKind::Json { message, .. } => write!(f, "invalid JSON: {message}"),
+            LoadErrorKind::NotAnArray { found } => {
+                write!(f, "expected a JSON array of records, found {found}")
+            }
+            LoadErrorKind::NotAnObject { found } => {
+                write!(f, "expected a JSON object, found {found}")
+            }
+            LoadErrorKind::MissingField { field } => {
+                write!(f, "required field `{field}` is missing")
+            }
+            LoadErrorKind::WrongType {
+                field,
+                expected,
+                found,
+            } => write!(f, "field `{field}` must be {expected}, found {found}"),
+            LoadErrorKind::DuplicateId {
+                id,
+                first_path,
+                first_index,
+            } => write!(
+                f,
+                "duplicate id `{id}`: record {first_index} of {} has it too",
+                first_path.display()
+            ),
+            LoadErrorKind::UnknownExpansion {
+                expansion_id,
+                catalog,
+            } => write!(
+                f,
+                "`expansion_id` names `{expansion_id}`, which is no expansion of catalog `{catalog}`"
+            ),
+            LoadErrorKind::BadDate { field, value } => {
+                write!(f, "field `{field}` must be a date `YYYY/MM/DD`, found `{value}`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            LoadErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! Reading a snapshot folder (contract section 1) into catalogs.
+//!
+//! ```text
+//! <snapshot>/
+//!   <catalog>/
+//!     catalog.json        optional: {"name": "...", "title": "...", ...}
+//!     expansions/*.json   each file one JSON array of expansion records
+//!     cards/*.json        each file one JSON array of card records
+//! ```
+//!
+//! Files are read and their records prepared in parallel (rayon, over files and over the
+//! records of each file); then, per catalog, ids are checked, records put in default order
+//! (contract section 2) and the collections built. Every step keeps input order, so the
+//! result does not depend on file order on disk or on the thread count. The first rule a
+//! snapshot breaks, in file order then record order, refuses it whole.
+
+mod error;
+mod record;
+
+pub use error::{LoadError, LoadErrorKind, RecordAt};
+pub(crate) use record::Prepared;
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use record::{prepare, RecordKind};
+
+use crate::json::Node;
+use crate::par;
+use crate::store::Collection;
+use crate::text::{natural_key, NaturalKey};
+
+/// A catalog as loaded: its name, its optional `catalog.json`, its expansions and cards.
+#[derive(Debug)]
+pub(crate) struct LoadedCatalog {
+    pub name: String,
+    /// `catalog.json`, compact, when present.
+    pub meta: Option<Box<str>>,
+    pub expansions: Collection,
+    pub cards: Collection,
+}
+
+/// One file to read.
+struct FileJob {
+    catalog: usize,
+    kind: RecordKind,
+    path: PathBuf,
+}
+
+/// Loads every catalog of the snapshot at `root`.
+pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
+    let metadata = fs::metadata(root).map_err(|e| LoadError::io(root, e))?;
+    if !metadata.is_dir() {
+        return Err(LoadError::new(Some(root), LoadErrorKind::NotADirectory));
+    }
+    let mut catalogs = Vec::new();
+    for entry in sorted_entries(root)? {
+        let name = entry
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        if name.starts_with('.') || !entry.is_dir() {
+            continue;
+        }
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        {
+            return Err(LoadError::new(
+                Some(&entry),
+                LoadErrorKind::InvalidCatalogName { name },
+            ));
+        }
+        catalogs.push((name, entry));
+    }
+    if catalogs.is_empty() {
+        return Err(LoadError::new(Some(root), LoadErrorKind::NoCatalogs));
+    }
+
+    let mut jobs = Vec::new();
+    let mut metas = Vec::new();
+    for (i, (name, dir)) in catalogs.iter().enumerate() {
+        metas.push(read_meta(name, dir)?);
+        for (kind, sub) in [
+            (RecordKind::Expansion, "expansions"),
+            (RecordKind::Card, "cards"),
+        ] {
+            let folder = dir.join(sub);
+            if !folder.is_dir() {
+                continue;
+            }
+            for path in sorted_entries(&folder)? {
+                let json = path.extension().is_some_and(|e| e == "json");
+                let hidden = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('.'));
+                if json && !hidden && path.is_file() {
+                    jobs.push(FileJob {
+                        catalog: i,
+                        kind,
+                        path,
+                    });
+                }
+            }
+        }
+    }
+
+    let results = par::map(jobs, |job| {
+        let records = read_file(&job.path, job.kind);
+        (job, records)
+    });
+
+    let mut parts: Vec<(Vec<(PathBuf, Vec<Prepared>)>, Vec<(PathBuf, Vec<Prepared>)>)> =
+        catalogs.iter().map(|_| (Vec::new(), Vec::new())).collect();
+    for (job, records) in results {
+        let records = records?;
+        let (expansions, cards) = &mut parts[job.catalog];
+        match job.kind {
+            RecordKind::Expansion => expansions.push((job.path, records)),
+            RecordKind::Card => cards.push((job.path, records)),
+        }
+    }
+
+    let mut ordered = Vec::new();
+    for ((name, _), (expansion_files, card_files)) in catalogs.iter().zip(parts) {
+        let expansions = order_expansions(expansion_files)?;
+        let ranks: HashMap<&str, u32> = expansions
+            .iter()
+            .enumerate()
+            .map(|(rank, e)| (&*e.id, rank as u32))
+            .collect();
+        let cards = order_cards(name, card_files, &ranks)?;
+        drop(ranks);
+        ordered.push((expansions, cards));
+    }
+
+    let built = par::map(ordered, |(expansions, cards)| {
+        par::join(|| Collection::new(expansions), || Collection::new(cards))
+    });
+    Ok(catalogs
+        .into_iter()
+        .zip(metas)
+        .zip(built)
+        .map(|(((name, _), meta), (expansions, cards))| LoadedCatalog {
+            name,
+            meta,
+            expansions,
+            cards,
+        })
+        .collect())
+}
+
+/// The entries of a folder, sorted by name.
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let mut entries = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| LoadError::io(dir, e))? {
+        entries.push(entry.map_err(|e| LoadError::io(dir, e))?.path());
+    }
+    entries.sort();
+    Ok(entries)
+}
+
+/// Reads `catalog.json`, if present: a JSON object whose `name`, if any, is the folder's.
+fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
+    let path = dir.join("catalog.json");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = read_text(&path)?;
+    let node: Node<'_> = parse_json(&path, &text)?;
+    if !matches!(node, Node::Object(_)) {
+        return Err(LoadError::new(
+            Some(&path),
+            LoadErrorKind::NotAnObject {
+                found: node.type_name(),
+            },
+        ));
+    }
+    match node.field("name") {
+        None => {}
+        Some(Node::String(n)) if n == name => {}
+        Some(Node::String(n)) => {
+            let kind = LoadErrorKind::CatalogNameMismatch {
+                folder: name.to_string(),
+                name: n.to_string(),
+            };
+            return Err(LoadError::new(Some(&path), kind));
+        }
+        Some(other) => {
+            let kind = LoadErrorKind::WrongType {
+                field: "name".into(),
+                expected: "a string",
+                found: other.type_name(),
+            };
+            return Err(LoadError::new(Some(&path), kind));
+        }
+    }
+    let mut out = Vec::new();
+    crate::json::write::write_node(&node, &mut out);
+    Ok(Some(String::from_utf8_lossy(&out).into()))
+}
+
+fn read_text(path: &Path) -> Result<String, LoadError> {
+    let bytes = fs::read(path).map_err(|e| LoadError::io(path, e))?;
+    String::from_utf8(bytes).map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))
+}
+
+fn parse_json<'a>(path: &Path, text: &'a str) -> Result<Node<'a>, LoadError> {
+    serde_json::from_str(text).map_err(|e| {
+        let kind = LoadErrorKind::Json {
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        };
+        LoadError::new(Some(path), kind)
+    })
+}
+
+/// serde_json appends " at line L column C" to its messages; the error shows the position
+/// in its own place.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// Reads one file of records and prepares each record (in parallel).
+fn read_file(path: &Path, kind: RecordKind) -> Result<Vec<Prepared>, LoadError> {
+    let text = read_text(path)?;
+    let node = parse_json(path, &text)?;
+    let Node::Array(records) = node else {
+        return Err(LoadError::new(
+            Some(path),
+            LoadErrorKind::NotAnArray {
+                found: node.type_name(),
+            },
+        ));
+    };
+    let numbered: Vec<(usize, Node<'_>)> = records.into_iter().enumerate().collect();
+    let prepared = par::map(numbered, |(i, node)| prepare(kind, node, i));
+    prepared
+        .into_iter()
+        .map(|r| r.map_err(|e| e.in_file(path)))
+        .collect()
+}
+
+/// Where each id was first seen, to report duplicates with both places.
+fn check_unique<'r>(files: &'r [(PathBuf, Vec<Prepared>)]) -> Result<(), LoadError> {
+    let mut seen: HashMap<&'r str, (&'r Path, usize)> = HashMap::new();
+    for (path, records) in files {
+        for record in records {
+            if let Some((first_path, first_index)) = seen.insert(&record.id, (path, record.index)) {
+                let kind = LoadErrorKind::DuplicateId {
+                    id: record.id.to_string(),
+                    first_path: first_path.to_path_buf(),
+                    first_index,
+                };
+                return Err(
+                    LoadError::new(Some(path), kind).at_record(record.index, Some(&record.id))
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The natural-order key of an id, with the raw id to break ties between ids that fold
+/// alike (`A1`, `a1`).
+fn id_key(id: &str) -> (NaturalKey, Box<str>) {
+    (natural_key(id), id.into())
+}
+
+/// Expansions in default order: `release_date` (missing last), then id.
+fn order_expansions(files: Vec<(PathBuf, Vec<Prepared>)>) -> Result<Vec<Prepared>, LoadError> {
+    check_unique(&files)?;
+    let mut keyed: Vec<((bool, Option<Box<str>>, (NaturalKey, Box<str>)), Prepared)> = files
+        .into_iter()
+        .flat_map(|(_, records)| records)
+        .map(|r| {
+            (
+                (
+                    r.release_date.is_none(),
+                    r.release_date.clone(),
+                    id_key(&r.id),
+                ),
+                r,
+            )
+        })
+        .collect();
+    par::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
+    Ok(keyed.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Cards in default order: their debut expansion's place in the expansions' order, then
+/// `number` (missing last, natural order), then id (natural order).
+fn order_cards(
+    catalog: &str,
+    files: Vec<(PathBuf, Vec<Prepared>)>,
+    expansion_ranks: &HashMap<&str, u32>,
+) -> Result<Vec<Prepared>, LoadError> {
+    check_unique(&files)?;
+    type CardKey = (u32, bool, Option<NaturalKey>, (NaturalKey, Box<str>));
+    let mut keyed: Vec<(CardKey, Prepared)> = Vec::new();
+    for (path, records) in files {
+        for record in records {
+            let expansion_id = record.expansion_id.as_deref().unwrap_or_default();
+            let Some(&rank) = expansion_ranks.get(expansion_id) else {
+                let kind = LoadErrorKind::UnknownExpansion {
+                    expansion_id: expansion_id.to_string(),
+                    catalog: catalog.to_string(),
+                };
+                return Err(
+                    LoadError::new(Some(&path), kind).at_record(record.index, Some(&record.id))
+                );
+            };
+            let number = record.number.as_deref().map(natural_key);
+            let key = (rank, number.is_none(), number, id_key(&record.id));
+            keyed.push((key, record));
+        }
+    }
+    par::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
+    Ok(keyed.into_iter().map(|(_, r)| r).collect())
+}

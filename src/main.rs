@@ -1,0 +1,233 @@
+//! The `cardex` command (contract section 5): search, get and list over a snapshot.
+//!
+//! Exit status: 0 on success; 2 for a bad request (query, parameter, unknown catalog,
+//! language, card or expansion), with the error on stderr (a query error with its caret);
+//! 1 when the snapshot cannot be loaded.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cardex::{Engine, Error, ItemRequest, SearchRequest};
+use clap::{Args, Parser, Subcommand};
+
+/// Search trading-card catalogs from a JSON snapshot.
+#[derive(Debug, Parser)]
+#[command(name = "cardex", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Search a catalog's cards; prints the list envelope as JSON.
+    Search(SearchArgs),
+    /// Print one card as `{"data": {...}}`.
+    Get {
+        #[command(flatten)]
+        data: DataArg,
+        /// The catalog (`pokemon`, `onepiece`, ...).
+        catalog: String,
+        /// The card's id.
+        card_id: String,
+        /// Comma list of top-level fields to print (`id` is always printed).
+        #[arg(long)]
+        select: Option<String>,
+        /// Comma list of optional parts: `prices`, `pop_reports`.
+        #[arg(long)]
+        include: Option<String>,
+    },
+    /// Search (or list) a catalog's expansions; prints the list envelope as JSON.
+    Expansions(ExpansionArgs),
+}
+
+#[derive(Debug, Args)]
+struct DataArg {
+    /// The snapshot folder [default: $CARDEX_DATA, else ./data, else the bundled data/]
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Scope to one language (`en`, `ja`), as `/{catalog}/v1/{lang}/...` does.
+    #[arg(long)]
+    lang: Option<String>,
+    /// The page, from 1.
+    #[arg(long, default_value_t = 1)]
+    page: u32,
+    /// Records per page, 1 to 100.
+    #[arg(long, default_value_t = 100)]
+    page_size: u32,
+    /// Comma list of fields to sort by, `-` before a field for descending.
+    #[arg(long, allow_hyphen_values = true)]
+    order_by: Option<String>,
+    /// Comma list of top-level fields to print (`id` is always printed).
+    #[arg(long)]
+    select: Option<String>,
+    /// Print the query plan with its estimated costs to stderr.
+    #[arg(long)]
+    explain: bool,
+}
+
+#[derive(Debug, Args)]
+struct SearchArgs {
+    #[command(flatten)]
+    data: DataArg,
+    /// The catalog (`pokemon`, `onepiece`, ...).
+    catalog: String,
+    #[command(flatten)]
+    list: ListArgs,
+    /// Comma list of optional parts: `prices`, `pop_reports`.
+    #[arg(long)]
+    include: Option<String>,
+    /// Only the cards printed in this expansion (its debut cards and reprints).
+    #[arg(long, value_name = "ID")]
+    expansion: Option<String>,
+    /// The `q` expression (quote it). Absent or empty matches every card.
+    #[arg(allow_hyphen_values = true)]
+    query: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct ExpansionArgs {
+    #[command(flatten)]
+    data: DataArg,
+    /// The catalog.
+    catalog: String,
+    #[command(flatten)]
+    list: ListArgs,
+    /// Print one expansion by id instead of a list.
+    #[arg(long, value_name = "ID", conflicts_with = "query")]
+    id: Option<String>,
+    /// The `q` expression over expansions (quote it). Absent or empty lists them all.
+    #[arg(allow_hyphen_values = true)]
+    query: Option<String>,
+}
+
+impl DataArg {
+    fn path(&self) -> PathBuf {
+        if let Some(path) = &self.data {
+            return path.clone();
+        }
+        if let Some(path) = std::env::var_os("CARDEX_DATA") {
+            return PathBuf::from(path);
+        }
+        let local = PathBuf::from("data");
+        if local.is_dir() {
+            return local;
+        }
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))
+    }
+}
+
+impl ListArgs {
+    fn request<'a>(&'a self, q: &'a str) -> SearchRequest<'a> {
+        SearchRequest {
+            q,
+            lang: self.lang.as_deref(),
+            page: self.page,
+            page_size: self.page_size,
+            order_by: self.order_by.as_deref(),
+            select: self.select.as_deref(),
+            include: None,
+        }
+    }
+}
+
+/// How a run ended, short of success.
+enum Failure {
+    Load(cardex::LoadError),
+    Request(Error),
+    Io(io::Error),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Load(e)) => {
+            eprintln!("error: cannot load the snapshot: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Request(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        // A closed stdout (`cardex search ... | head`) is not an error worth a message.
+        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Io(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn open(data: &DataArg) -> Result<Engine, Failure> {
+    Engine::open(data.path()).map_err(Failure::Load)
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match cli.command {
+        Command::Search(args) => {
+            let engine = open(&args.data)?;
+            let catalog = engine
+                .try_catalog(&args.catalog)
+                .map_err(Failure::Request)?;
+            let q = args.query.unwrap_or_default();
+            let mut req = args.list.request(&q);
+            req.include = args.include.as_deref();
+            if args.list.explain {
+                let plan = catalog.explain(&req).map_err(Failure::Request)?;
+                eprint!("{plan}");
+            }
+            let page = match &args.expansion {
+                Some(id) => catalog.expansion_cards(id, &req),
+                None => catalog.search(&req),
+            }
+            .map_err(Failure::Request)?;
+            page.write_to(&mut out).map_err(Failure::Io)?;
+        }
+        Command::Get {
+            data,
+            catalog,
+            card_id,
+            select,
+            include,
+        } => {
+            let engine = open(&data)?;
+            let catalog = engine.try_catalog(&catalog).map_err(Failure::Request)?;
+            let req = ItemRequest {
+                select: select.as_deref(),
+                include: include.as_deref(),
+            };
+            let item = catalog.card(&card_id, &req).map_err(Failure::Request)?;
+            item.write_to(&mut out).map_err(Failure::Io)?;
+        }
+        Command::Expansions(args) => {
+            let engine = open(&args.data)?;
+            let catalog = engine
+                .try_catalog(&args.catalog)
+                .map_err(Failure::Request)?;
+            if let Some(id) = &args.id {
+                let req = ItemRequest {
+                    select: args.list.select.as_deref(),
+                    include: None,
+                };
+                let item = catalog.expansion(id, &req).map_err(Failure::Request)?;
+                item.write_to(&mut out).map_err(Failure::Io)?;
+            } else {
+                let q = args.query.unwrap_or_default();
+                let page = catalog
+                    .search_expansions(&args.list.request(&q))
+                    .map_err(Failure::Request)?;
+                page.write_to(&mut out).map_err(Failure::Io)?;
+            }
+        }
+    }
+    out.write_all(b"\n").map_err(Failure::Io)?;
+    out.flush().map_err(Failure::Io)
+}

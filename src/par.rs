@@ -1,0 +1,66 @@
+//! The two ways of mapping over work items: with rayon (feature `parallel`, the default)
+//! or on the calling thread. Results come back in input order either way, so what is built
+//! never depends on the thread count.
+
+/// Maps `f` over `items`, in parallel when the `parallel` feature is on.
+#[cfg(feature = "parallel")]
+pub(crate) fn map<T: Send, U: Send>(items: Vec<T>, f: impl Fn(T) -> U + Sync + Send) -> Vec<U> {
+    use rayon::prelude::*;
+    items.into_par_iter().map(f).collect()
+}
+
+/// Maps `f` over `items`, in parallel when the `parallel` feature is on.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn map<T: Send, U: Send>(items: Vec<T>, f: impl Fn(T) -> U + Sync + Send) -> Vec<U> {
+    items.into_iter().map(f).collect()
+}
+
+/// Maps `f` over a slice, in parallel when the `parallel` feature is on.
+#[cfg(feature = "parallel")]
+pub(crate) fn map_slice<T: Sync, U: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> U + Sync + Send,
+) -> Vec<U> {
+    use rayon::prelude::*;
+    items.par_iter().map(f).collect()
+}
+
+/// Maps `f` over a slice, in parallel when the `parallel` feature is on.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn map_slice<T: Sync, U: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> U + Sync + Send,
+) -> Vec<U> {
+    items.iter().map(f).collect()
+}
+
+/// Runs both closures, in parallel when the `parallel` feature is on.
+#[cfg(feature = "parallel")]
+pub(crate) fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    rayon::join(a, b)
+}
+
+/// Runs both closures, in parallel when the `parallel` feature is on.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    (a(), b())
+}
+
+/// Sorts a slice by a key comparison, in parallel when the `parallel` feature is on.
+#[cfg(feature = "parallel")]
+pub(crate) fn sort_by<T: Send>(items: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
+    use rayon::prelude::*;
+    items.par_sort_unstable_by(cmp);
+}
+
+/// Sorts a slice by a key comparison, in parallel when the `parallel` feature is on.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn sort_by<T: Send>(items: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
+    items.sort_unstable_by(cmp);
+}

@@ -1,0 +1,124 @@
+//! Errors found while resolving a query against a catalog: they point at the user's text
+//! the same way parse errors do.
+
+use std::fmt;
+
+use crate::query::{caret, column_of, Span};
+
+/// Why a well-formed query cannot run against this catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanErrorKind {
+    /// No record of the catalog (in any language) has this field.
+    UnknownField {
+        /// The field as typed.
+        field: String,
+        /// The closest known field, if one is close.
+        suggestion: Option<String>,
+        /// The term was a bare value, which searches `name`.
+        bare: bool,
+    },
+    /// The field holds objects, not values (`legalities`).
+    ObjectField {
+        /// The field as typed.
+        field: String,
+        /// The fields under it that hold values.
+        children: Vec<String>,
+    },
+    /// A range or comparison on a field that holds no numbers.
+    NotNumeric {
+        /// The field as typed.
+        field: String,
+    },
+}
+
+impl fmt::Display for PlanErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanErrorKind::UnknownField { field, bare: true, .. } => write!(
+                f,
+                "unknown field `{field}`: a bare value searches `{field}`, which no record of this catalog has; name a field, as in `field:value`"
+            ),
+            PlanErrorKind::UnknownField {
+                field,
+                suggestion: Some(s),
+                ..
+            } => write!(f, "unknown field `{field}` (did you mean `{s}`?)"),
+            PlanErrorKind::UnknownField { field, .. } => write!(f, "unknown field `{field}`"),
+            PlanErrorKind::ObjectField { field, children } => {
+                write!(f, "field `{field}` holds objects, not values")?;
+                if !children.is_empty() {
+                    let list: Vec<String> = children.iter().map(|c| format!("`{c}`")).collect();
+                    write!(f, "; search one of its fields: {}", list.join(", "))?;
+                }
+                Ok(())
+            }
+            PlanErrorKind::NotNumeric { field } => write!(
+                f,
+                "field `{field}` holds no numbers, so ranges and comparisons cannot match it"
+            ),
+        }
+    }
+}
+
+/// A query that does not fit the catalog, with the place in the query.
+///
+/// ```
+/// let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+/// let onepiece = engine.catalog("onepiece").unwrap();
+/// let err = onepiece.search(&cardex::SearchRequest::new("printings:OP01 AND rarty_code:SR")).unwrap_err();
+/// assert_eq!(err.to_string(), "\
+/// unknown field `rarty_code` (did you mean `rarity_code`?)
+/// printings:OP01 AND rarty_code:SR
+///                    ^^^^^^^^^^");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    kind: PlanErrorKind,
+    span: Span,
+    query: Box<str>,
+}
+
+impl PlanError {
+    pub(crate) fn new(kind: PlanErrorKind, span: Span, query: &str) -> PlanError {
+        PlanError {
+            kind,
+            span,
+            query: query.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &PlanErrorKind {
+        &self.kind
+    }
+
+    /// Where, in bytes.
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// The byte offset of the place.
+    pub fn offset(&self) -> usize {
+        self.span.start
+    }
+
+    /// The 1-based character column of the place.
+    pub fn column(&self) -> usize {
+        column_of(&self.query, self.span.start)
+    }
+
+    /// The message alone, without the query and caret lines.
+    pub fn message(&self) -> String {
+        self.kind.to_string()
+    }
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\n{}", self.kind, caret(&self.query, self.span))
+    }
+}
+
+impl std::error::Error for PlanError {}

@@ -1,0 +1,168 @@
+//! Running a plan over roaring bitmaps.
+//!
+//! `eval(node, within)` returns a set that agrees with the node's matches on `within`
+//! (when given): callers intersect, so a leaf can hand back its borrowed posting list
+//! untouched, and costly nodes (phrase checks, `NOT`) only work inside `within`.
+//!
+//! - *AND*: positive children sorted by estimated cost; the cheapest is evaluated, each
+//!   next one within the result so far and intersected into it, stopping as soon as it is
+//!   empty; then each `NOT` child is subtracted. No complement is built inside an AND.
+//! - *OR*: the union of the children ([`roaring::MultiOps`]).
+//! - *NOT* elsewhere: the universe (or `within`) minus the child.
+
+use std::borrow::Cow;
+
+use roaring::{MultiOps, RoaringBitmap};
+use smallvec::SmallVec;
+
+use super::{Check, Node, Plan};
+use crate::json::walk::Scalar;
+use crate::text::{fold, words};
+
+/// The cost of checking one record's text, relative to one posting-list entry: checks
+/// run last and on as few records as possible.
+const CHECK_COST: u64 = 64;
+
+impl<'c> Plan<'c> {
+    /// The matching records.
+    pub fn execute(&self) -> Cow<'c, RoaringBitmap> {
+        self.eval(&self.root, None)
+    }
+
+    /// The estimated number of matches of a node, and the cost of evaluating it, used to
+    /// order the children of an AND.
+    pub(crate) fn estimate(&self, node: &Node<'_>) -> (u64, u64) {
+        let n = self.universe.len();
+        match node {
+            Node::All => (n, 0),
+            Node::Empty => (0, 0),
+            Node::Sets { sets, .. } => {
+                let total: u64 = sets.iter().map(|s| s.len()).sum();
+                (total.min(n), total)
+            }
+            Node::Verify { candidates, .. } => {
+                let (est, cost) = self.estimate(candidates);
+                (est, cost + est * CHECK_COST)
+            }
+            Node::And(items) => items.iter().fold((n, 0), |(est, cost), item| {
+                let (e, c) = self.estimate(item);
+                let e = if matches!(item, Node::Not(_)) { est } else { e };
+                (est.min(e), cost + c)
+            }),
+            Node::Or(items) => items.iter().fold((0, 0), |(est, cost), item| {
+                let (e, c) = self.estimate(item);
+                ((est + e).min(n), cost + c)
+            }),
+            Node::Not(inner) => {
+                let (e, c) = self.estimate(inner);
+                (n.saturating_sub(e), c + n / 8)
+            }
+        }
+    }
+
+    /// The children of an AND in the order they run: positives by cost, then negations.
+    pub(crate) fn and_order<'n>(
+        &self,
+        items: &'n [Node<'c>],
+    ) -> (Vec<&'n Node<'c>>, Vec<&'n Node<'c>>) {
+        let mut positive: Vec<(&Node<'c>, (u64, u64))> = Vec::new();
+        let mut negative: Vec<&Node<'c>> = Vec::new();
+        for item in items {
+            match item {
+                Node::Not(inner) => negative.push(inner),
+                other => positive.push((other, self.estimate(other))),
+            }
+        }
+        positive.sort_by_key(|&(_, (est, cost))| (cost.max(est), est));
+        (positive.into_iter().map(|(n, _)| n).collect(), negative)
+    }
+
+    fn eval(&self, node: &Node<'c>, within: Option<&RoaringBitmap>) -> Cow<'c, RoaringBitmap> {
+        match node {
+            Node::All => Cow::Borrowed(self.universe),
+            Node::Empty => Cow::Owned(RoaringBitmap::new()),
+            Node::Sets { sets, .. } => match sets.as_slice() {
+                [one] => Cow::Borrowed(*one),
+                many => Cow::Owned(many.iter().copied().union()),
+            },
+            Node::Verify {
+                candidates,
+                field,
+                check,
+                ..
+            } => {
+                let mut candidates = self.eval(candidates, within).into_owned();
+                if let Some(within) = within {
+                    candidates &= within;
+                }
+                let path = self.collection.index().field(*field).path();
+                let segments: Vec<&str> = path.split('.').collect();
+                let kept = candidates
+                    .iter()
+                    .filter(|&id| self.passes(id, &segments, check));
+                Cow::Owned(RoaringBitmap::from_sorted_iter(kept).unwrap_or_default())
+            }
+            Node::And(items) => self.and(items, within),
+            Node::Or(items) => {
+                let parts: Vec<Cow<'c, RoaringBitmap>> =
+                    items.iter().map(|i| self.eval(i, within)).collect();
+                Cow::Owned(parts.iter().map(|c| c.as_ref()).union())
+            }
+            Node::Not(inner) => {
+                let base = within.unwrap_or(self.universe);
+                let excluded = self.eval(inner, Some(base));
+                Cow::Owned(base - excluded.as_ref())
+            }
+        }
+    }
+
+    fn and(&self, items: &[Node<'c>], within: Option<&RoaringBitmap>) -> Cow<'c, RoaringBitmap> {
+        let (positive, negative) = self.and_order(items);
+        let mut acc: Cow<'c, RoaringBitmap> = match positive.first() {
+            Some(first) => self.eval(first, within),
+            None => match within {
+                Some(w) => Cow::Owned(w.clone()),
+                None => Cow::Borrowed(self.universe),
+            },
+        };
+        for item in positive.iter().skip(1) {
+            if acc.is_empty() {
+                return acc;
+            }
+            let next = self.eval(item, Some(&acc));
+            acc = Cow::Owned(acc.as_ref() & next.as_ref());
+        }
+        for item in negative {
+            if acc.is_empty() {
+                return acc;
+            }
+            let excluded = self.eval(item, Some(&acc));
+            *acc.to_mut() -= excluded.as_ref();
+        }
+        acc
+    }
+
+    /// Whether record `id` passes `check` on the field at `path`.
+    fn passes(&self, id: u32, path: &[&str], check: &Check) -> bool {
+        let mut found = false;
+        self.collection.values(id, path, &mut |value| {
+            let text: Cow<'_, str> = match value {
+                Scalar::Str(s) => s,
+                Scalar::Bool(b) => Cow::Borrowed(if b { "true" } else { "false" }),
+                Scalar::Num(_) => return true,
+            };
+            let folded = fold(&text);
+            found = match check {
+                Check::Whole(whole) => folded == whole.as_str(),
+                Check::WholeLike(pattern) => pattern.matches(&folded),
+                Check::Phrase(tests) => {
+                    let ws: SmallVec<[&str; 32]> = words(&folded).collect();
+                    ws.windows(tests.len())
+                        .any(|window| window.iter().zip(tests).all(|(w, t)| t.matches(w)))
+                }
+            };
+            !found
+        });
+        found
+    }
+}

@@ -1,0 +1,111 @@
+//! `explain`: the plan as it will run, one node a line, children in execution order, each
+//! with its estimated number of matches and cost.
+
+use std::fmt::{self, Write};
+
+use super::{Check, Label, LeafKind, Node, Plan};
+
+impl<'c> Plan<'c> {
+    /// The plan as text: one node per line, indented by depth, `AND` children in the
+    /// order they run, each line ending with `~matches` and `cost`.
+    ///
+    /// ```
+    /// let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let onepiece = engine.catalog("onepiece").unwrap();
+    /// let plan = onepiece.explain(&cardex::SearchRequest::new("printings:PRB01 AND rarity_code:SR"))?;
+    /// assert_eq!(plan, "\
+    /// AND  ~2 cost 6
+    ///   keyword rarity_code:SR  ~2 cost 2
+    ///   keyword printings:PRB01  ~4 cost 4
+    /// ");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        self.write_node(&mut out, &self.root, 0)
+            .expect("writing to a String");
+        out
+    }
+
+    fn write_node(&self, out: &mut String, node: &Node<'c>, depth: usize) -> fmt::Result {
+        let (est, cost) = self.estimate(node);
+        let indent = "  ".repeat(depth);
+        let field_path = |id| self.collection.index().field(id).path();
+        let text = |span: crate::query::Span| self.query.get(span.start..span.end).unwrap_or("");
+        match node {
+            Node::All => writeln!(out, "{indent}ALL  ~{est} cost {cost}"),
+            Node::Empty => writeln!(out, "{indent}NONE  ~0 cost 0"),
+            Node::Sets { sets, label } => {
+                let lists = if sets.len() > 1 {
+                    format!(" ({} lists)", sets.len())
+                } else {
+                    String::new()
+                };
+                match label {
+                    Label::Scope(lang) => writeln!(
+                        out,
+                        "{indent}scope language_code:{lang}  ~{est} cost {cost}"
+                    ),
+                    Label::Filter => writeln!(out, "{indent}expansion's cards  ~{est} cost {cost}"),
+                    Label::Term(span, field, kind) => {
+                        let kind = match kind {
+                            LeafKind::Keyword => "keyword",
+                            LeafKind::Word => "word",
+                            LeafKind::Wildcard => "wildcard",
+                            LeafKind::Contains => "contains",
+                            LeafKind::Number => "number",
+                            LeafKind::Range => "range",
+                            LeafKind::Exists => "exists",
+                        };
+                        writeln!(
+                            out,
+                            "{indent}{kind} {}:{}{lists}  ~{est} cost {cost}",
+                            field_path(*field),
+                            text(*span)
+                        )
+                    }
+                }
+            }
+            Node::Verify {
+                candidates,
+                field,
+                check,
+                span,
+            } => {
+                let what = match check {
+                    Check::Phrase(_) => "phrase",
+                    Check::Whole(_) | Check::WholeLike(_) => "exact",
+                };
+                writeln!(
+                    out,
+                    "{indent}check {what} {}:{}  ~{est} cost {cost}",
+                    field_path(*field),
+                    text(*span)
+                )?;
+                self.write_node(out, candidates, depth + 1)
+            }
+            Node::And(items) => {
+                writeln!(out, "{indent}AND  ~{est} cost {cost}")?;
+                let (positive, negative) = self.and_order(items);
+                for item in positive {
+                    self.write_node(out, item, depth + 1)?;
+                }
+                for item in negative {
+                    writeln!(out, "{indent}  NOT")?;
+                    self.write_node(out, item, depth + 2)?;
+                }
+                Ok(())
+            }
+            Node::Or(items) => {
+                writeln!(out, "{indent}OR  ~{est} cost {cost}")?;
+                items
+                    .iter()
+                    .try_for_each(|item| self.write_node(out, item, depth + 1))
+            }
+            Node::Not(inner) => {
+                writeln!(out, "{indent}NOT  ~{est} cost {cost}")?;
+                self.write_node(out, inner, depth + 1)
+            }
+        }
+    }
+}

@@ -1,0 +1,450 @@
+//! From a parsed [`Query`] to the records that match it.
+//!
+//! - a [`Query`] is what the user wrote: fields and values as text;
+//! - a [`Plan`] is that query resolved against one collection: fields found (or an error
+//!   with the place and a suggestion), values folded and looked up, every leaf a set of
+//!   borrowed posting lists with a known size, normalised and ready to run;
+//! - [`Plan::execute`] runs it over roaring bitmaps: `AND` from the smallest input,
+//!   stopping as soon as it is empty, `NOT` as a subtraction, the language scope as the
+//!   universe.
+//!
+//! Phrases (and exact values of text fields) are planned as the intersection of their
+//! words' postings, then checked on each remaining record's own text, so phrase matching
+//! is exact and the check only runs on records that have every word.
+
+mod error;
+mod exec;
+mod explain;
+mod normalize;
+
+pub use error::{PlanError, PlanErrorKind};
+
+use roaring::RoaringBitmap;
+use smallvec::SmallVec;
+
+use crate::index::{Field, FieldId, FieldKind, Index};
+use crate::query::{Bound, Expr, Query, Span, Term, Test, Value};
+use crate::store::Collection;
+use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, Pattern};
+
+/// A query resolved against one collection, ready to execute.
+#[derive(Debug)]
+pub struct Plan<'c> {
+    pub(crate) root: Node<'c>,
+    pub(crate) collection: &'c Collection,
+    pub(crate) universe: &'c RoaringBitmap,
+    pub(crate) query: &'c str,
+}
+
+/// What a leaf of the plan stands for, for `explain`.
+#[derive(Debug, Clone)]
+pub(crate) enum Label {
+    /// A term (or a value of a grouped term), by its place in the query.
+    Term(Span, FieldId, LeafKind),
+    /// The language scope.
+    Scope(String),
+    /// The cards of one expansion.
+    Filter,
+}
+
+/// How a leaf was looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LeafKind {
+    Keyword,
+    Word,
+    Wildcard,
+    Contains,
+    Number,
+    Range,
+    Exists,
+}
+
+/// A node of a plan.
+#[derive(Debug, Clone)]
+pub(crate) enum Node<'c> {
+    /// Every record of the universe.
+    All,
+    /// No record.
+    Empty,
+    /// The union of borrowed posting lists (one list for a plain term).
+    Sets {
+        sets: SmallVec<[&'c RoaringBitmap; 1]>,
+        label: Label,
+    },
+    /// The candidates, kept only where the field's text passes the check.
+    Verify {
+        candidates: Box<Node<'c>>,
+        field: FieldId,
+        check: Check,
+        span: Span,
+    },
+    And(Vec<Node<'c>>),
+    Or(Vec<Node<'c>>),
+    Not(Box<Node<'c>>),
+}
+
+/// A check of a text field's values, on one record.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Check {
+    /// Some value holds these words, consecutively.
+    Phrase(Vec<WordTest>),
+    /// Some value, folded whole, equals this text.
+    Whole(String),
+    /// Some value, folded whole, matches this pattern.
+    WholeLike(Pattern),
+}
+
+/// A test of one word of a phrase.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WordTest {
+    Is(String),
+    Like(Pattern),
+    /// A CJK query word: the record's word contains it.
+    Contains(String),
+}
+
+impl WordTest {
+    pub(crate) fn matches(&self, word: &str) -> bool {
+        match self {
+            WordTest::Is(w) => w == word,
+            WordTest::Like(p) => p.matches(word),
+            WordTest::Contains(w) => word.contains(w.as_str()),
+        }
+    }
+}
+
+impl<'c> Plan<'c> {
+    /// Resolves `query` against `collection`, searching within `universe` (all records,
+    /// or a language scope, labelled `scope`), and within `filter` when given (the cards
+    /// of one expansion).
+    pub(crate) fn new(
+        query: &'c Query,
+        text: &'c str,
+        collection: &'c Collection,
+        universe: &'c RoaringBitmap,
+        scope: Option<&str>,
+        filter: Option<&'c RoaringBitmap>,
+    ) -> Result<Plan<'c>, PlanError> {
+        let resolver = Resolver {
+            index: collection.index(),
+            query: text,
+        };
+        let body = match &query.expr {
+            None => Node::All,
+            Some(expr) => resolver.expr(expr)?,
+        };
+        let mut all = Vec::with_capacity(3);
+        if let Some(lang) = scope {
+            all.push(Node::Sets {
+                sets: SmallVec::from_elem(universe, 1),
+                label: Label::Scope(lang.to_string()),
+            });
+        }
+        if let Some(filter) = filter {
+            all.push(Node::Sets {
+                sets: SmallVec::from_elem(filter, 1),
+                label: Label::Filter,
+            });
+        }
+        all.push(body);
+        Ok(Plan {
+            root: normalize::normalize(Node::And(all)),
+            collection,
+            universe,
+            query: text,
+        })
+    }
+}
+
+/// Resolves the AST against one index.
+struct Resolver<'c> {
+    index: &'c Index,
+    query: &'c str,
+}
+
+impl<'c> Resolver<'c> {
+    fn error(&self, kind: PlanErrorKind, span: Span) -> PlanError {
+        PlanError::new(kind, span, self.query)
+    }
+
+    /// The parser bounds the depth of the tree (parentheses), so this recursion is bounded.
+    fn expr(&self, expr: &Expr) -> Result<Node<'c>, PlanError> {
+        Ok(match expr {
+            Expr::And(items) => Node::And(
+                items
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Expr::Or(items) => Node::Or(
+                items
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Expr::Not(inner) => Node::Not(Box::new(self.expr(inner)?)),
+            Expr::Term(term) => self.term(term)?,
+        })
+    }
+
+    fn term(&self, term: &Term) -> Result<Node<'c>, PlanError> {
+        let (typed, span, bare) = match &term.field {
+            Some(f) => (f.value.as_str(), f.span, false),
+            None => ("name", term.span, true),
+        };
+        let Some(id) = self.index.resolve(typed) else {
+            let kind = PlanErrorKind::UnknownField {
+                field: typed.to_string(),
+                suggestion: if bare {
+                    None
+                } else {
+                    self.index.suggest(typed).map(str::to_string)
+                },
+                bare,
+            };
+            return Err(self.error(kind, span));
+        };
+        let field = self.index.field(id);
+        if !field.has_values() {
+            let kind = PlanErrorKind::ObjectField {
+                field: typed.to_string(),
+                children: self
+                    .index
+                    .children_of(field.path())
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            };
+            return Err(self.error(kind, span));
+        }
+        let leaf = Leaf { id, field, typed };
+        match &term.test {
+            Test::Value(value) => self.value(&leaf, value, term.exact),
+            Test::Compare(op, n) => {
+                let (lower, upper) = op.to_range(n.value);
+                let span = Span::new(n.span.start.saturating_sub(op.as_str().len()), n.span.end);
+                self.range(&leaf, lower, upper, span)
+            }
+            Test::Group(alternatives) => {
+                let mut any = Vec::with_capacity(alternatives.len());
+                for all in alternatives {
+                    let nodes = all
+                        .iter()
+                        .map(|v| self.value(&leaf, v, term.exact))
+                        .collect::<Result<_, _>>()?;
+                    any.push(Node::And(nodes));
+                }
+                Ok(Node::Or(any))
+            }
+        }
+    }
+
+    fn value(
+        &self,
+        leaf: &Leaf<'c, '_>,
+        value: &Value,
+        exact: bool,
+    ) -> Result<Node<'c>, PlanError> {
+        let (raw, span, quoted) = match value {
+            Value::Range(r) => return self.range(leaf, r.lower, r.upper, r.span),
+            Value::Word(w) => (w.value.as_str(), w.span, false),
+            Value::Phrase(p) => (p.value.as_str(), p.span, true),
+        };
+        if raw == "*" && !quoted {
+            return Ok(sets(
+                vec![&leaf.field.exists],
+                Label::Term(span, leaf.id, LeafKind::Exists),
+            ));
+        }
+        let text = self.text(
+            leaf,
+            raw,
+            span,
+            exact,
+            !quoted && Pattern::has_wildcard(raw),
+        );
+        // `field:value` on a JSON number matches when the value is the same number.
+        let number = parse_number(raw)
+            .and_then(|x| leaf.field.numbers().get(x))
+            .map(|set| sets(vec![set], Label::Term(span, leaf.id, LeafKind::Number)));
+        Ok(match number {
+            Some(number) => Node::Or(vec![text, number]),
+            None => text,
+        })
+    }
+
+    /// The string rule of contract section 3 for one value.
+    fn text(
+        &self,
+        leaf: &Leaf<'c, '_>,
+        raw: &str,
+        span: Span,
+        exact: bool,
+        wildcard: bool,
+    ) -> Node<'c> {
+        let field = leaf.field;
+        let folded = fold(raw);
+        let label = |kind| Label::Term(span, leaf.id, kind);
+        if field.kind() == FieldKind::Keyword {
+            return if wildcard {
+                let pattern = Pattern::new(&folded);
+                sets(like(field, &pattern), label(LeafKind::Wildcard))
+            } else {
+                sets(
+                    field.terms().get(&folded).into_iter().collect(),
+                    label(LeafKind::Keyword),
+                )
+            };
+        }
+        if exact {
+            let (candidates, check) = if wildcard {
+                let candidates = sets(vec![&field.exists], label(LeafKind::Exists));
+                (candidates, Check::WholeLike(Pattern::new(&folded)))
+            } else {
+                let tests: Vec<WordTest> = words(&folded).map(word_test).collect();
+                let candidates = if tests.is_empty() {
+                    sets(vec![&field.exists], label(LeafKind::Exists))
+                } else {
+                    Node::And(
+                        tests
+                            .iter()
+                            .map(|t| word_node(field, t, label(word_kind(t))))
+                            .collect(),
+                    )
+                };
+                (candidates, Check::Whole(folded.into_owned()))
+            };
+            return Node::Verify {
+                candidates: Box::new(candidates),
+                field: leaf.id,
+                check,
+                span,
+            };
+        }
+        let tests: Vec<WordTest> = if wildcard {
+            pattern_words(&folded).map(word_test).collect()
+        } else {
+            words(&folded).map(word_test).collect()
+        };
+        match tests.len() {
+            0 => Node::Empty,
+            1 => word_node(field, &tests[0], label(word_kind(&tests[0]))),
+            _ => Node::Verify {
+                candidates: Box::new(Node::And(
+                    tests
+                        .iter()
+                        .map(|t| word_node(field, t, label(word_kind(t))))
+                        .collect(),
+                )),
+                field: leaf.id,
+                check: Check::Phrase(tests),
+                span,
+            },
+        }
+    }
+
+    fn range(
+        &self,
+        leaf: &Leaf<'c, '_>,
+        lower: Bound,
+        upper: Bound,
+        span: Span,
+    ) -> Result<Node<'c>, PlanError> {
+        let field = leaf.field;
+        if !field.has_numbers() {
+            let kind = PlanErrorKind::NotNumeric {
+                field: leaf.typed.to_string(),
+            };
+            return Err(self.error(kind, span));
+        }
+        let all: Vec<&'c RoaringBitmap> = field
+            .numbers()
+            .range(lower, upper)
+            .iter()
+            .chain(field.numeric_strings().range(lower, upper))
+            .collect();
+        Ok(sets(all, Label::Term(span, leaf.id, LeafKind::Range)))
+    }
+}
+
+/// A resolved field.
+struct Leaf<'c, 't> {
+    id: FieldId,
+    field: &'c Field,
+    /// The field as typed, for messages.
+    typed: &'t str,
+}
+
+fn sets<'c>(list: Vec<&'c RoaringBitmap>, label: Label) -> Node<'c> {
+    if list.is_empty() {
+        Node::Empty
+    } else {
+        Node::Sets {
+            sets: SmallVec::from_vec(list),
+            label,
+        }
+    }
+}
+
+fn word_test(word: &str) -> WordTest {
+    if Pattern::has_wildcard(word) {
+        WordTest::Like(Pattern::new(word))
+    } else if is_all_cjk(word) {
+        WordTest::Contains(word.to_string())
+    } else {
+        WordTest::Is(word.to_string())
+    }
+}
+
+fn word_kind(test: &WordTest) -> LeafKind {
+    match test {
+        WordTest::Is(_) => LeafKind::Word,
+        WordTest::Like(_) => LeafKind::Wildcard,
+        WordTest::Contains(_) => LeafKind::Contains,
+    }
+}
+
+/// The records with a word passing `test`.
+fn word_node<'c>(field: &'c Field, test: &WordTest, label: Label) -> Node<'c> {
+    match test {
+        WordTest::Is(w) => sets(field.terms().get(w).into_iter().collect(), label),
+        WordTest::Like(p) => sets(like(field, p), label),
+        WordTest::Contains(w) => {
+            let vocab = field.terms();
+            let found = vocab
+                .iter()
+                .filter(|(term, _)| term.starts_with(is_cjk) && term.contains(w.as_str()))
+                .map(|(_, postings)| postings)
+                .collect();
+            sets(found, label)
+        }
+    }
+}
+
+/// The postings of every term matching `pattern`, scanning only from its literal prefix.
+fn like<'c>(field: &'c Field, pattern: &Pattern) -> Vec<&'c RoaringBitmap> {
+    let vocab = field.terms();
+    vocab
+        .prefixed(&pattern.literal_prefix())
+        .filter(|&i| pattern.matches(vocab.term(i)))
+        .map(|i| vocab.postings(i))
+        .collect()
+}
+
+/// A query value that is a number (`120`, `-5`, `2.5`), for matching JSON numbers.
+fn parse_number(raw: &str) -> Option<f64> {
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, "0"));
+    let ok = !int.is_empty()
+        && !frac.is_empty()
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit());
+    if ok {
+        raw.parse().ok().filter(|x: &f64| x.is_finite())
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,215 @@
+//! The syntax tree of a `q` expression. It knows no catalog: fields are names as typed,
+//! values are text as typed (quoted phrases unescaped). The planner resolves both.
+
+use std::fmt;
+
+/// Byte offsets `start..end` into the query text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// Offset of the first byte.
+    pub start: usize,
+    /// Offset one past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// A span from `start` to `end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+}
+
+/// A value with the place in the query it came from. Equality ignores the span, so two
+/// trees parsed from differently spaced text compare equal.
+#[derive(Debug, Clone)]
+pub struct Spanned<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was written.
+    pub span: Span,
+}
+
+impl<T> Spanned<T> {
+    /// Pairs `value` with `span`.
+    pub fn new(value: T, span: Span) -> Spanned<T> {
+        Spanned { value, span }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Spanned<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+/// A boolean expression over terms.
+///
+/// `And` and `Or` always hold two or more children when built by the parser, and the
+/// parser folds `NOT NOT x` into `x`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// All children match (`a AND b`, or `a b`).
+    And(Vec<Expr>),
+    /// At least one child matches (`a OR b`).
+    Or(Vec<Expr>),
+    /// The child does not match (`NOT a`, `-a`).
+    Not(Box<Expr>),
+    /// One `field:value` test.
+    Term(Term),
+}
+
+/// One test on one field: `rarity:"Super Rare"`, `!name:pikachu`, `hp>=100`,
+/// `types:(fire OR water)`, or a bare value on `name`.
+#[derive(Debug, Clone)]
+pub struct Term {
+    /// The field as typed (dotted path, camelCase allowed); `None` for a bare value, which
+    /// searches `name`.
+    pub field: Option<Spanned<String>>,
+    /// `!`: the whole field value must equal the value.
+    pub exact: bool,
+    /// What the field is tested against.
+    pub test: Test,
+    /// The whole term.
+    pub span: Span,
+}
+
+impl PartialEq for Term {
+    fn eq(&self, other: &Self) -> bool {
+        self.field == other.field && self.exact == other.exact && self.test == other.test
+    }
+}
+
+/// The test of a [`Term`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Test {
+    /// `field:value`.
+    Value(Value),
+    /// `field<n`, `field<=n`, `field>n`, `field>=n`.
+    Compare(CompareOp, Spanned<f64>),
+    /// `field:(a b OR c)`: an OR of AND-lists of values (AND binds tighter).
+    Group(Vec<Vec<Value>>),
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CompareOp {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompareOp::Lt => "<",
+            CompareOp::Le => "<=",
+            CompareOp::Gt => ">",
+            CompareOp::Ge => ">=",
+        }
+    }
+
+    /// The equivalent range: `hp>=100` is `hp:[100 TO *]`.
+    pub fn to_range(self, n: f64) -> (Bound, Bound) {
+        match self {
+            CompareOp::Lt => (Bound::Unbounded, Bound::Exclusive(n)),
+            CompareOp::Le => (Bound::Unbounded, Bound::Inclusive(n)),
+            CompareOp::Gt => (Bound::Exclusive(n), Bound::Unbounded),
+            CompareOp::Ge => (Bound::Inclusive(n), Bound::Unbounded),
+        }
+    }
+}
+
+/// A value on the right of `field:`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// An unquoted word; `*` and `?` in it are wildcards.
+    Word(Spanned<String>),
+    /// A quoted phrase, unescaped; matched literally (no wildcards).
+    Phrase(Spanned<String>),
+    /// A numeric range.
+    Range(Range),
+}
+
+impl Value {
+    /// Where the value was written.
+    pub fn span(&self) -> Span {
+        match self {
+            Value::Word(w) | Value::Phrase(w) => w.span,
+            Value::Range(r) => r.span,
+        }
+    }
+}
+
+/// A numeric range: `[100 TO 200]` inclusive, `{100 TO 200}` exclusive, `*` open.
+#[derive(Debug, Clone)]
+pub struct Range {
+    /// The lower bound.
+    pub lower: Bound,
+    /// The upper bound.
+    pub upper: Bound,
+    /// The whole range.
+    pub span: Span,
+}
+
+impl PartialEq for Range {
+    fn eq(&self, other: &Self) -> bool {
+        self.lower == other.lower && self.upper == other.upper
+    }
+}
+
+/// One end of a [`Range`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// `*`
+    Unbounded,
+    /// `[n` or `n]`
+    Inclusive(f64),
+    /// `{n` or `n}`
+    Exclusive(f64),
+}
+
+impl Bound {
+    /// Whether `x` is on the allowed side of this bound when it is the lower bound.
+    pub fn admits_from_below(self, x: f64) -> bool {
+        match self {
+            Bound::Unbounded => true,
+            Bound::Inclusive(n) => x >= n,
+            Bound::Exclusive(n) => x > n,
+        }
+    }
+
+    /// Whether `x` is on the allowed side of this bound when it is the upper bound.
+    pub fn admits_from_above(self, x: f64) -> bool {
+        match self {
+            Bound::Unbounded => true,
+            Bound::Inclusive(n) => x <= n,
+            Bound::Exclusive(n) => x < n,
+        }
+    }
+}
+
+/// A parsed query: an expression, or nothing for an empty `q` (which matches everything).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Query {
+    /// The expression; `None` when the query text was empty or blank.
+    pub expr: Option<Expr>,
+}
+
+impl Query {
+    /// Whether the query matches everything (empty text).
+    pub fn is_empty(&self) -> bool {
+        self.expr.is_none()
+    }
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}

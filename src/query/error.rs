@@ -1,0 +1,300 @@
+//! Parse errors: what was expected, where (byte offset and character column), rendered as
+//! the query with a caret under the place.
+
+use std::fmt;
+
+use super::ast::Span;
+use crate::text::display_width;
+
+/// What the parser found where it expected something else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The query ended.
+    End,
+    /// Whitespace.
+    Whitespace,
+    /// A keyword (`AND`, `OR`, `NOT`, `TO`).
+    Keyword(&'static str),
+    /// Some other text (one token, or one character).
+    Text(String),
+}
+
+impl fmt::Display for Found {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Found::End => f.write_str("end of input"),
+            Found::Whitespace => f.write_str("whitespace"),
+            Found::Keyword(k) => write!(f, "keyword `{k}`"),
+            Found::Text(t) => write!(f, "`{t}`"),
+        }
+    }
+}
+
+/// Why a query could not be parsed. Each kind renders its own message; none leaks parser
+/// internals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// The query is longer than the limit (2,048 bytes of UTF-8).
+    QueryTooLong {
+        /// Length of the query in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Parentheses nest deeper than the limit (32).
+    DepthLimitExceeded {
+        /// The limit.
+        max: usize,
+    },
+    /// More terms than the limit (128); a grouped value counts as one term.
+    TooManyTerms {
+        /// The limit.
+        max: usize,
+    },
+    /// A `"` without its closing `"`.
+    UnclosedQuote,
+    /// A `(` without its closing `)`.
+    UnclosedParen,
+    /// A `)` without an opening `(`.
+    UnexpectedCloseParen,
+    /// `()` or `field:()`.
+    EmptyGroup {
+        /// The field of a grouped value, `None` for a group of terms.
+        field: Option<String>,
+    },
+    /// A term was expected: at the start, after `AND`, `OR`, `NOT`, `-` or `!`.
+    ExpectedTerm {
+        /// The operator the term should follow, if any.
+        after: Option<&'static str>,
+        /// What was there instead.
+        found: Found,
+    },
+    /// `field:` with no value after it.
+    ExpectedValue {
+        /// The field as typed.
+        field: String,
+        /// What was there instead.
+        found: Found,
+    },
+    /// A number was expected: after a comparison operator or as a range bound.
+    ExpectedNumber {
+        /// What the number should follow (`hp>=`, or `[` for a range bound).
+        after: String,
+        /// What was there instead.
+        found: Found,
+    },
+    /// A grouped value `field:( )` with an operator or `(` not followed by a value.
+    ExpectedGroupValue {
+        /// `(`, `AND` or `OR`.
+        after: &'static str,
+        /// What was there instead.
+        found: Found,
+    },
+    /// A range without `TO` between its bounds.
+    ExpectedTo {
+        /// What was there instead.
+        found: Found,
+    },
+    /// `TO` glued to the lower bound (`[1TO 5]`).
+    SpaceBeforeTo,
+    /// A range without its closing `]` or `}`.
+    UnclosedRange {
+        /// What was there instead.
+        found: Found,
+    },
+    /// A keyword used as a value (`name:AND`); quoting it makes it a value.
+    ReservedKeyword {
+        /// The keyword.
+        word: &'static str,
+    },
+    /// Text glued to the end of a phrase, range, group or number (`name:"a"b`).
+    ExpectedSeparator {
+        /// What was there instead.
+        found: Found,
+    },
+    /// A `(` inside a grouped value.
+    NestedGroup,
+    /// A parser state no designed error covers. Every occurrence is a bug: the `parse` fuzz
+    /// target fails on it.
+    Internal,
+}
+
+impl fmt::Display for ParseErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ParseErrorKind::*;
+        match self {
+            QueryTooLong { len, max } => {
+                write!(f, "query is too long: {len} bytes, the limit is {max}")
+            }
+            DepthLimitExceeded { max } => write!(
+                f,
+                "parentheses are nested more than {max} deep; rewrite the query with fewer nested groups"
+            ),
+            TooManyTerms { max } => write!(
+                f,
+                "query has more than {max} terms; use a grouped value such as `id:(a OR b)` or split the query"
+            ),
+            UnclosedQuote => f.write_str("unclosed quote: expected a closing `\"` for the phrase that starts here"),
+            UnclosedParen => f.write_str("expected `)` to close the group that opens here"),
+            UnexpectedCloseParen => f.write_str("found `)` without a matching `(`"),
+            EmptyGroup { field: None } => f.write_str("empty group: expected a term inside `( )`"),
+            EmptyGroup { field: Some(field) } => {
+                write!(f, "empty group: expected a value inside `{field}:( )`")
+            }
+            ExpectedTerm { after: Some(op), found } => {
+                write!(f, "expected a term after `{op}`, found {found}")
+            }
+            ExpectedTerm { after: None, found } => write!(f, "expected a term, found {found}"),
+            ExpectedValue { field, found } => {
+                write!(f, "expected a value after `{field}:`, found {found}")
+            }
+            ExpectedNumber { after, found } => {
+                write!(f, "expected a number after `{after}`, found {found}")
+            }
+            ExpectedGroupValue { after, found } => {
+                write!(f, "expected a value after `{after}` in a grouped value, found {found}")
+            }
+            ExpectedTo { found } => {
+                write!(f, "expected `TO` between the bounds of the range, found {found}")
+            }
+            SpaceBeforeTo => f.write_str("expected whitespace before `TO` in the range"),
+            UnclosedRange { found } => {
+                write!(f, "expected `]` or `}}` to close the range, found {found}")
+            }
+            ReservedKeyword { word } => write!(
+                f,
+                "`{word}` is a keyword, not a value; to search for the word, quote it: `\"{word}\"`"
+            ),
+            ExpectedSeparator { found } => {
+                write!(f, "expected whitespace or `)` after the value, found {found}")
+            }
+            NestedGroup => f.write_str(
+                "expected a value, found `(`: values inside `field:( )` cannot be grouped further",
+            ),
+            Internal => f.write_str("internal parser error; please report this query"),
+        }
+    }
+}
+
+/// A query that could not be parsed: the kind, the place, and the query itself so that the
+/// error renders on its own.
+///
+/// ```
+/// let err = cardex::query::parse("printings:OP01 AND rarity_code:").unwrap_err();
+/// assert_eq!(err.offset(), 31);
+/// assert_eq!(err.column(), 32);
+/// assert_eq!(err.to_string(), "\
+/// expected a value after `rarity_code:`, found end of input
+/// printings:OP01 AND rarity_code:
+///                                ^");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    kind: ParseErrorKind,
+    span: Span,
+    query: Box<str>,
+}
+
+impl ParseError {
+    pub(crate) fn new(kind: ParseErrorKind, span: Span, query: &str) -> ParseError {
+        ParseError {
+            kind,
+            span,
+            query: query.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ParseErrorKind {
+        &self.kind
+    }
+
+    /// Where, in bytes.
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// The byte offset of the place.
+    pub fn offset(&self) -> usize {
+        self.span.start
+    }
+
+    /// The 1-based character column of the place.
+    pub fn column(&self) -> usize {
+        column_of(&self.query, self.span.start)
+    }
+
+    /// The query the error is about.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// The message alone, without the query and caret lines.
+    pub fn message(&self) -> String {
+        self.kind.to_string()
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\n{}", self.kind, caret(&self.query, self.span))
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// The 1-based character column of byte `offset` in `query` (offsets inside a character
+/// count as that character).
+pub(crate) fn column_of(query: &str, offset: usize) -> usize {
+    let offset = offset.min(query.len());
+    query
+        .char_indices()
+        .take_while(|&(i, _)| i < offset)
+        .count()
+        + 1
+}
+
+/// Renders `query` and, below it, carets under `span` (at least one caret; a span at the
+/// end of the query puts it just past the last character). Wide characters count two
+/// columns, so the caret stays under the right character in a terminal.
+pub(crate) fn caret(query: &str, span: Span) -> String {
+    let floor = |mut i: usize| {
+        i = i.min(query.len());
+        while !query.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let start = floor(span.start);
+    let end = floor(span.end.max(span.start));
+    let pad = display_width(&query[..start]);
+    let width = display_width(&query[start..end]).max(1);
+    // Control characters (newlines, tabs) in the query would break the two-line picture.
+    let shown: String = query
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("{shown}\n{}{}", " ".repeat(pad), "^".repeat(width))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caret_counts_characters_not_bytes() {
+        assert_eq!(caret("name:🐻 x", Span::new(5, 9)), "name:🐻 x\n     ^^");
+        assert_eq!(caret("é x", Span::new(3, 4)), "é x\n  ^");
+        assert_eq!(caret("abc", Span::new(3, 3)), "abc\n   ^");
+        assert_eq!(caret("a\tb", Span::new(2, 3)), "a b\n  ^");
+    }
+
+    #[test]
+    fn columns() {
+        assert_eq!(column_of("abc", 0), 1);
+        assert_eq!(column_of("éa", 2), 2);
+        assert_eq!(column_of("éa", 3), 3);
+        assert_eq!(column_of("ab", 99), 3);
+    }
+}

@@ -1,0 +1,77 @@
+//! The `q` language: text → [`Query`] (syntax only; no catalog knowledge).
+//!
+//! ```text
+//! query   = or
+//! or      = and ( "OR" and )*
+//! and     = unary ( ["AND"] unary )*          whitespace alone also means AND
+//! unary   = ("NOT" | "-") unary | primary
+//! primary = "(" or ")" | term
+//! term    = ["!"] field ":" value
+//!         | field ("<" | "<=" | ">" | ">=") number
+//!         | ["!"] field ":" "(" value ( ["AND" | "OR"] value )* ")"   AND binds tighter than OR
+//!         | ["!"] value                        a bare value searches `name`
+//! value   = word | "\"" phrase "\"" | range
+//! range   = ("[" | "{") bound "TO" bound ("]" | "}")       [ ] inclusive, { } exclusive
+//! bound   = number | "*"
+//! number  = ["-"] digits ["." digits]
+//! field   = segment ("." segment)*             segment = [A-Za-z0-9_]+, the first starting with a letter or _
+//! word    = any characters but whitespace, "(" and ")"
+//! phrase  = any characters; \" and \\ are escapes
+//! ```
+//!
+//! - `AND`, `OR`, `NOT`, `TO` are keywords only in upper case and as whole tokens
+//!   (`ANDROID` is a word; lower-case `and` is a bare value). Precedence: NOT, then AND,
+//!   then OR. A keyword where a value belongs is an error; quote it to search for it.
+//! - `-` negates the term written right after it (`-types:water`, `-(a OR b)`).
+//! - `*` and `?` in an unquoted word are wildcards; a quoted phrase is literal.
+//! - Comparisons take no spaces (`hp>=100`) and mean ranges (`hp:[100 TO *]`).
+//! - `!` before a bare value is exact on `name` (`!charizard`), like Scryfall.
+//!
+//! Limits, each a typed error: [`MAX_QUERY_BYTES`] bytes, [`MAX_DEPTH`] nested
+//! parentheses, [`MAX_TERMS`] terms (a grouped value counts as one).
+//!
+//! # Errors
+//!
+//! Every [`ParseErrorKind`] with an example (the caret lands on the place):
+//!
+//! | kind | example |
+//! |---|---|
+//! | `QueryTooLong` | 2,049 bytes of text |
+//! | `DepthLimitExceeded` | 33 nested `(` |
+//! | `TooManyTerms` | 129 terms |
+//! | `UnclosedQuote` | `name:"charizard` |
+//! | `UnclosedParen` | `(a OR b` |
+//! | `UnexpectedCloseParen` | `a)` |
+//! | `EmptyGroup` | `()`, `types:()` |
+//! | `ExpectedTerm` | `a AND`, `OR b`, `NOT`, `- a` |
+//! | `ExpectedValue` | `rarity_code:` |
+//! | `ExpectedGroupValue` | `types:(fire OR)` |
+//! | `ExpectedNumber` | `hp>=high`, `hp:[a TO 5]` |
+//! | `ExpectedTo` | `hp:[1 5]` |
+//! | `SpaceBeforeTo` | `hp:[1TO 5]` |
+//! | `UnclosedRange` | `hp:[1 TO 5` |
+//! | `ReservedKeyword` | `name:AND` |
+//! | `ExpectedSeparator` | `name:"a"b` |
+//! | `NestedGroup` | `types:((a))` |
+//!
+//! ```
+//! let err = cardex::query::parse("name:\"charizard").unwrap_err();
+//! assert_eq!(err.to_string(), "\
+//! unclosed quote: expected a closing `\"` for the phrase that starts here
+//! name:\"charizard
+//!      ^^^^^^^^^^");
+//! ```
+
+mod ast;
+mod display;
+mod error;
+mod parser;
+
+pub use ast::{Bound, CompareOp, Expr, Query, Range, Span, Spanned, Term, Test, Value};
+pub use error::{Found, ParseError, ParseErrorKind};
+pub use parser::{parse, MAX_DEPTH, MAX_QUERY_BYTES, MAX_TERMS};
+
+pub(crate) use error::{caret, column_of};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,693 @@
+//! The nom parser: one function per production of the grammar in [`crate::query`].
+//!
+//! Positions are tracked the tantivy way: a sub-slice `rest` of the query is at byte
+//! offset `query.len() - rest.len()`. Lexemes (words, numbers, field names, whitespace)
+//! are nom combinators; the productions are nom parsers over `&str` with [`PErr`] as the
+//! error type. Every designed error is returned as `nom::Err::Failure` (committed), so no
+//! `alt` ever reports the wrong branch, and nothing is parsed twice: the parser looks at
+//! the next character and commits.
+//!
+//! Recursion happens only through parentheses, and [`MAX_DEPTH`] bounds it; `NOT` chains
+//! are read in a loop.
+
+use nom::bytes::complete::{take_while, take_while1};
+use nom::character::complete::{char, digit1, satisfy};
+use nom::combinator::{opt, recognize};
+use nom::sequence::pair;
+use nom::{IResult, Parser};
+
+use super::ast::{Bound, CompareOp, Expr, Query, Range, Span, Spanned, Term, Test, Value};
+use super::error::{Found, ParseError, ParseErrorKind};
+
+/// The longest query accepted, in bytes of UTF-8.
+pub const MAX_QUERY_BYTES: usize = 2048;
+/// The deepest nesting of parentheses accepted.
+pub const MAX_DEPTH: usize = 32;
+/// The most terms accepted in one query (a grouped value counts as one).
+pub const MAX_TERMS: usize = 128;
+
+/// The keywords of the language; they are keywords only in upper case and as whole tokens.
+const KEYWORDS: [&str; 4] = ["AND", "OR", "NOT", "TO"];
+
+/// The error type of the productions: a kind and a place, measured from the end of the
+/// input so that sub-parsers need not know the whole query.
+#[derive(Debug)]
+pub(crate) struct PErr {
+    /// Bytes left in the query where the error starts.
+    rest_len: usize,
+    /// Length of the span in bytes.
+    len: usize,
+    kind: ParseErrorKind,
+}
+
+impl<'a> nom::error::ParseError<&'a str> for PErr {
+    fn from_error_kind(input: &'a str, _kind: nom::error::ErrorKind) -> Self {
+        PErr {
+            rest_len: input.len(),
+            len: 0,
+            kind: ParseErrorKind::Internal,
+        }
+    }
+
+    fn append(_input: &'a str, _kind: nom::error::ErrorKind, other: Self) -> Self {
+        other
+    }
+}
+
+type PResult<'a, T> = IResult<&'a str, T, PErr>;
+
+/// Fails at the start of `at`, with a span of `len` bytes.
+fn fail<T>(at: &str, len: usize, kind: ParseErrorKind) -> PResult<'_, T> {
+    Err(nom::Err::Failure(PErr {
+        rest_len: at.len(),
+        len,
+        kind,
+    }))
+}
+
+/// Parses a `q` expression into a [`Query`].
+///
+/// An empty or blank text is the query that matches everything. See the module docs of
+/// [`crate::query`] for the grammar and the limits.
+///
+/// # Errors
+///
+/// A [`ParseError`] saying what was expected and where.
+///
+/// ```
+/// use cardex::query::parse;
+/// let q = parse("printings:PRB01 rarity_code:SR")?;
+/// assert_eq!(q.to_string(), "printings:PRB01 AND rarity_code:SR");
+/// assert!(parse("")?.is_empty());
+/// # Ok::<(), cardex::query::ParseError>(())
+/// ```
+pub fn parse(query: &str) -> Result<Query, ParseError> {
+    if query.len() > MAX_QUERY_BYTES {
+        let kind = ParseErrorKind::QueryTooLong {
+            len: query.len(),
+            max: MAX_QUERY_BYTES,
+        };
+        return Err(ParseError::new(
+            kind,
+            Span::new(MAX_QUERY_BYTES, query.len()),
+            query,
+        ));
+    }
+    let mut parser = QueryParser {
+        len: query.len(),
+        depth: 0,
+        terms: 0,
+    };
+    let to_error = |e: PErr| {
+        let start = query.len() - e.rest_len;
+        ParseError::new(e.kind, Span::new(start, start + e.len), query)
+    };
+    let start = ws(query);
+    if start.is_empty() {
+        return Ok(Query { expr: None });
+    }
+    match parser.or(start) {
+        Ok((rest, expr)) => {
+            let rest = ws(rest);
+            if rest.is_empty() {
+                Ok(Query { expr: Some(expr) })
+            } else if rest.starts_with(')') {
+                Err(to_error(PErr {
+                    rest_len: rest.len(),
+                    len: 1,
+                    kind: ParseErrorKind::UnexpectedCloseParen,
+                }))
+            } else {
+                Err(to_error(PErr {
+                    rest_len: rest.len(),
+                    len: 0,
+                    kind: ParseErrorKind::Internal,
+                }))
+            }
+        }
+        Err(nom::Err::Error(e) | nom::Err::Failure(e)) => Err(to_error(e)),
+        Err(nom::Err::Incomplete(_)) => Err(ParseError::new(
+            ParseErrorKind::Internal,
+            Span::new(0, 0),
+            query,
+        )),
+    }
+}
+
+/// Parser state: the query length (to turn rests into offsets) and the limits' counters.
+struct QueryParser {
+    len: usize,
+    depth: usize,
+    terms: usize,
+}
+
+impl QueryParser {
+    fn offset(&self, rest: &str) -> usize {
+        self.len - rest.len()
+    }
+
+    fn span(&self, from: &str, to: &str) -> Span {
+        Span::new(self.offset(from), self.offset(to))
+    }
+
+    /// `or = and ( "OR" and )*`
+    fn or<'a>(&mut self, input: &'a str) -> PResult<'a, Expr> {
+        let (mut rest, first) = self.and(input, None)?;
+        let mut items = vec![first];
+        loop {
+            let next = ws(rest);
+            let Some(after) = keyword(next, "OR") else {
+                break;
+            };
+            let (r, item) = self.and(ws(after), Some("OR"))?;
+            items.push(item);
+            rest = r;
+        }
+        Ok((rest, join(items, Expr::Or)))
+    }
+
+    /// `and = unary ( ["AND"] unary )*` — whitespace alone also means AND.
+    fn and<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+        let (mut rest, first) = self.unary(input, after)?;
+        let mut items = vec![first];
+        loop {
+            let next = ws(rest);
+            if next.is_empty() || next.starts_with(')') || keyword(next, "OR").is_some() {
+                break;
+            }
+            let (r, item) = match keyword(next, "AND") {
+                Some(after_and) => self.unary(ws(after_and), Some("AND"))?,
+                None => self.unary(next, after)?,
+            };
+            items.push(item);
+            rest = r;
+        }
+        Ok((rest, join(items, Expr::And)))
+    }
+
+    /// `unary = ("NOT" | "-") unary | primary`, read as a loop; `NOT NOT x` folds to `x`.
+    fn unary<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+        let mut rest = input;
+        let mut negations = 0usize;
+        let mut last_op = after;
+        loop {
+            if let Some(r) = keyword(rest, "NOT") {
+                negations += 1;
+                last_op = Some("NOT");
+                rest = ws(r);
+            } else if let Some(r) = rest.strip_prefix('-') {
+                if r.is_empty() || r.starts_with(char::is_whitespace) || r.starts_with(')') {
+                    return fail(
+                        r,
+                        0,
+                        ParseErrorKind::ExpectedTerm {
+                            after: Some("-"),
+                            found: found_at(r),
+                        },
+                    );
+                }
+                negations += 1;
+                last_op = Some("-");
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        let (rest, expr) = self.primary(rest, last_op)?;
+        let expr = if negations % 2 == 1 {
+            Expr::Not(Box::new(expr))
+        } else {
+            expr
+        };
+        Ok((rest, expr))
+    }
+
+    /// `primary = "(" or ")" | term`
+    fn primary<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+        let Some(inside) = input.strip_prefix('(') else {
+            return self.term(input, after);
+        };
+        if self.depth >= MAX_DEPTH {
+            return fail(
+                input,
+                1,
+                ParseErrorKind::DepthLimitExceeded { max: MAX_DEPTH },
+            );
+        }
+        let inside = ws(inside);
+        if inside.starts_with(')') {
+            let len = self.offset(inside) + 1 - self.offset(input);
+            return fail(input, len, ParseErrorKind::EmptyGroup { field: None });
+        }
+        self.depth += 1;
+        let (rest, expr) = self.or(inside)?;
+        self.depth -= 1;
+        match ws(rest).strip_prefix(')') {
+            Some(rest) => Ok((rest, expr)),
+            None => fail(input, 1, ParseErrorKind::UnclosedParen),
+        }
+    }
+
+    /// ```text
+    /// term = ["!"] field ":" value
+    ///      | field ("<" | "<=" | ">" | ">=") number
+    ///      | ["!"] field ":" "(" value ( ["AND" | "OR"] value )* ")"
+    ///      | ["!"] value                a bare value searches `name`
+    /// ```
+    fn term<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+        if input.is_empty() || input.starts_with(')') {
+            return fail(
+                input,
+                usize::from(!input.is_empty()),
+                ParseErrorKind::ExpectedTerm {
+                    after,
+                    found: found_at(input),
+                },
+            );
+        }
+        if let Some(kw) = leading_keyword(input) {
+            let kind = if kw == "TO" {
+                ParseErrorKind::ReservedKeyword { word: kw }
+            } else {
+                ParseErrorKind::ExpectedTerm {
+                    after,
+                    found: Found::Keyword(kw),
+                }
+            };
+            return fail(input, kw.len(), kind);
+        }
+        self.terms += 1;
+        if self.terms > MAX_TERMS {
+            let len = token_len(input);
+            return fail(input, len, ParseErrorKind::TooManyTerms { max: MAX_TERMS });
+        }
+        let (rest, bang) = opt(char('!')).parse(input)?;
+        let exact = bang.is_some();
+        if exact && (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == ')')) {
+            return fail(
+                rest,
+                0,
+                ParseErrorKind::ExpectedTerm {
+                    after: Some("!"),
+                    found: found_at(rest),
+                },
+            );
+        }
+        if let Ok((after_field, name)) = field_name(rest) {
+            let field = Spanned::new(name.to_string(), self.span(rest, after_field));
+            if let Some(value_start) = after_field.strip_prefix(':') {
+                let (end, test) = self.field_value(value_start, &field)?;
+                let span = self.span(input, end);
+                let term = Term {
+                    field: Some(field),
+                    exact,
+                    test,
+                    span,
+                };
+                return Ok((end, Expr::Term(term)));
+            }
+            if let Some((op, number_start)) = comparison(after_field) {
+                if !exact {
+                    let (end, n) = self.compare_number(number_start, name, op)?;
+                    let span = self.span(input, end);
+                    let term = Term {
+                        field: Some(field),
+                        exact,
+                        test: Test::Compare(op, n),
+                        span,
+                    };
+                    return Ok((end, Expr::Term(term)));
+                }
+            }
+        }
+        // A bare value: the field is `name`.
+        let (end, value) = self.value(rest, None)?;
+        let span = self.span(input, end);
+        let term = Term {
+            field: None,
+            exact,
+            test: Test::Value(value),
+            span,
+        };
+        Ok((end, Expr::Term(term)))
+    }
+
+    /// The value after `field:` — a word, a phrase, a range or a group.
+    fn field_value<'a>(&mut self, input: &'a str, field: &Spanned<String>) -> PResult<'a, Test> {
+        if input.starts_with('(') {
+            self.group(input, &field.value)
+        } else {
+            let (rest, value) = self.value(input, Some(&field.value))?;
+            Ok((rest, Test::Value(value)))
+        }
+    }
+
+    /// `value = word | "\"" phrase "\"" | range`. `field` is the field the value belongs to,
+    /// `None` for a bare value.
+    fn value<'a>(&mut self, input: &'a str, field: Option<&str>) -> PResult<'a, Value> {
+        match input.chars().next() {
+            None => self.missing_value(input, field),
+            Some(c) if c.is_whitespace() || c == ')' => self.missing_value(input, field),
+            Some('"') => {
+                let (rest, value) = self.phrase(input)?;
+                Ok((separator(rest)?, value))
+            }
+            Some('[' | '{') => {
+                let (rest, value) = self.range(input)?;
+                Ok((separator(rest)?, value))
+            }
+            Some('(') => fail(input, 1, ParseErrorKind::NestedGroup),
+            Some(_) => self.word(input),
+        }
+    }
+
+    fn missing_value<'a, T>(&self, input: &'a str, field: Option<&str>) -> PResult<'a, T> {
+        let found = found_at(input);
+        match field {
+            Some(field) => fail(
+                input,
+                0,
+                ParseErrorKind::ExpectedValue {
+                    field: field.to_string(),
+                    found,
+                },
+            ),
+            None => fail(
+                input,
+                0,
+                ParseErrorKind::ExpectedTerm { after: None, found },
+            ),
+        }
+    }
+
+    /// A word: everything up to whitespace, `(` or `)`. A keyword is not a word.
+    fn word<'a>(&mut self, input: &'a str) -> PResult<'a, Value> {
+        let (rest, word) = take_while1(is_word_char).parse(input)?;
+        if let Some(&kw) = KEYWORDS.iter().find(|&&k| k == word) {
+            return fail(
+                input,
+                word.len(),
+                ParseErrorKind::ReservedKeyword { word: kw },
+            );
+        }
+        let span = self.span(input, rest);
+        Ok((rest, Value::Word(Spanned::new(word.to_string(), span))))
+    }
+
+    /// `"\"" phrase "\""` with `\"` and `\\` as escapes; other backslashes are literal.
+    fn phrase<'a>(&mut self, input: &'a str) -> PResult<'a, Value> {
+        let body = &input[1..];
+        let mut text = String::new();
+        let mut chars = body.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    let rest = &body[i + 1..];
+                    let span = self.span(input, rest);
+                    return Ok((rest, Value::Phrase(Spanned::new(text, span))));
+                }
+                '\\' if body[i + 1..].starts_with(['"', '\\']) => {
+                    let (_, escaped) = chars.next().expect("checked by starts_with");
+                    text.push(escaped);
+                }
+                other => text.push(other),
+            }
+        }
+        fail(input, input.len(), ParseErrorKind::UnclosedQuote)
+    }
+
+    /// `range = ("[" | "{") bound "TO" bound ("]" | "}")`, bound = number | `*`.
+    fn range<'a>(&mut self, input: &'a str) -> PResult<'a, Value> {
+        let open = &input[..1];
+        let inclusive_low = open == "[";
+        let rest = ws(&input[1..]);
+        let (rest, low) = bound(rest, open)?;
+        let before_to = ws(rest);
+        if before_to.len() == rest.len() && keyword(before_to, "TO").is_some() {
+            return fail(before_to, 2, ParseErrorKind::SpaceBeforeTo);
+        }
+        let Some(after_to) = keyword(before_to, "TO") else {
+            return fail(
+                before_to,
+                token_len(before_to),
+                ParseErrorKind::ExpectedTo {
+                    found: found_at(before_to),
+                },
+            );
+        };
+        let (rest, high) = bound(ws(after_to), "TO")?;
+        let rest = ws(rest);
+        let inclusive_high = match rest.chars().next() {
+            Some(']') => true,
+            Some('}') => false,
+            _ => {
+                return fail(
+                    rest,
+                    token_len(rest),
+                    ParseErrorKind::UnclosedRange {
+                        found: found_at(rest),
+                    },
+                )
+            }
+        };
+        let rest = &rest[1..];
+        let make = |n: Option<f64>, inclusive: bool| match n {
+            None => Bound::Unbounded,
+            Some(n) if inclusive => Bound::Inclusive(n),
+            Some(n) => Bound::Exclusive(n),
+        };
+        let range = Range {
+            lower: make(low, inclusive_low),
+            upper: make(high, inclusive_high),
+            span: self.span(input, rest),
+        };
+        Ok((rest, Value::Range(range)))
+    }
+
+    /// `"(" value ( ["AND" | "OR"] value )* ")"` after `field:`; AND binds tighter than OR.
+    fn group<'a>(&mut self, input: &'a str, field: &str) -> PResult<'a, Test> {
+        let mut rest = ws(&input[1..]);
+        if rest.starts_with(')') {
+            let len = self.offset(rest) + 1 - self.offset(input);
+            return fail(
+                input,
+                len,
+                ParseErrorKind::EmptyGroup {
+                    field: Some(field.to_string()),
+                },
+            );
+        }
+        let mut alternatives: Vec<Vec<Value>> = vec![Vec::new()];
+        let mut pending: Option<&'static str> = Some("(");
+        loop {
+            rest = ws(rest);
+            let op = ["OR", "AND"]
+                .into_iter()
+                .find_map(|k| keyword(rest, k).map(|after| (k, after)));
+            let missing = |at: &'a str, after: &'static str| {
+                fail(
+                    at,
+                    token_len(at),
+                    ParseErrorKind::ExpectedGroupValue {
+                        after,
+                        found: found_at(at),
+                    },
+                )
+            };
+            if let Some((op, after)) = op {
+                if let Some(prev) = pending {
+                    return missing(rest, prev);
+                }
+                if op == "OR" {
+                    alternatives.push(Vec::new());
+                }
+                pending = Some(if op == "OR" { "OR" } else { "AND" });
+                rest = after;
+                continue;
+            }
+            if rest.is_empty() {
+                return fail(input, 1, ParseErrorKind::UnclosedParen);
+            }
+            if let Some(after) = rest.strip_prefix(')') {
+                if let Some(prev) = pending {
+                    return missing(rest, prev);
+                }
+                return Ok((separator(after)?, Test::Group(alternatives)));
+            }
+            let (after, value) = self.value(rest, Some(field))?;
+            alternatives
+                .last_mut()
+                .expect("alternatives is never empty")
+                .push(value);
+            pending = None;
+            rest = after;
+        }
+    }
+
+    /// The number after a comparison operator, written right after it.
+    fn compare_number<'a>(
+        &mut self,
+        input: &'a str,
+        field: &str,
+        op: CompareOp,
+    ) -> PResult<'a, Spanned<f64>> {
+        match number(input) {
+            Some((rest, n)) => {
+                let span = self.span(input, rest);
+                Ok((separator(rest)?, Spanned::new(n, span)))
+            }
+            None => fail(
+                input,
+                token_len(input),
+                ParseErrorKind::ExpectedNumber {
+                    after: format!("{field}{}", op.as_str()),
+                    found: found_at(input),
+                },
+            ),
+        }
+    }
+}
+
+/// Wraps two or more items with `make`; a single item stands alone.
+fn join(mut items: Vec<Expr>, make: fn(Vec<Expr>) -> Expr) -> Expr {
+    if items.len() == 1 {
+        items.pop().expect("one item")
+    } else {
+        make(items)
+    }
+}
+
+/// Skips whitespace (any Unicode whitespace, so an ideographic space separates too).
+fn ws(input: &str) -> &str {
+    let parsed: PResult<'_, &str> = take_while(char::is_whitespace).parse(input);
+    parsed.map(|(rest, _)| rest).unwrap_or(input)
+}
+
+/// Whether `c` can be part of a word: anything but whitespace and parentheses.
+fn is_word_char(c: char) -> bool {
+    !c.is_whitespace() && c != '(' && c != ')'
+}
+
+/// Whether `rest` starts a new token (or ends the input): the end of a keyword or value.
+fn at_token_end(rest: &str) -> bool {
+    rest.chars()
+        .next()
+        .is_none_or(|c| c.is_whitespace() || c == '(' || c == ')')
+}
+
+/// If `input` starts with keyword `kw` as a whole token, the text after it.
+fn keyword<'a>(input: &'a str, kw: &str) -> Option<&'a str> {
+    input.strip_prefix(kw).filter(|rest| at_token_end(rest))
+}
+
+/// The keyword `input` starts with, if any.
+fn leading_keyword(input: &str) -> Option<&'static str> {
+    KEYWORDS.into_iter().find(|kw| keyword(input, kw).is_some())
+}
+
+/// After a phrase, range, group or number: the next character must end the token.
+fn separator(rest: &str) -> Result<&str, nom::Err<PErr>> {
+    if at_token_end(rest) {
+        Ok(rest)
+    } else {
+        fail::<()>(
+            rest,
+            token_len(rest),
+            ParseErrorKind::ExpectedSeparator {
+                found: found_at(rest),
+            },
+        )
+        .map(|(rest, ())| rest)
+    }
+}
+
+/// A dotted field name: segments of ASCII letters, digits and `_`, the first starting with
+/// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`).
+fn field_name(input: &str) -> PResult<'_, &str> {
+    let (rest, name) = recognize(pair(
+        satisfy(|c: char| c.is_ascii_alphabetic() || c == '_'),
+        take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
+    ))
+    .parse(input)?;
+    if name.ends_with('.') || name.contains("..") {
+        // Not a field name; the caller reads the text as a bare value instead.
+        return Err(nom::Err::Error(PErr {
+            rest_len: input.len(),
+            len: 0,
+            kind: ParseErrorKind::Internal,
+        }));
+    }
+    Ok((rest, name))
+}
+
+/// A comparison operator at the start of `input`, longest first.
+fn comparison(input: &str) -> Option<(CompareOp, &str)> {
+    [
+        ("<=", CompareOp::Le),
+        (">=", CompareOp::Ge),
+        ("<", CompareOp::Lt),
+        (">", CompareOp::Gt),
+    ]
+    .into_iter()
+    .find_map(|(text, op)| input.strip_prefix(text).map(|rest| (op, rest)))
+}
+
+/// `number = ["-"] digits ["." digits]`
+fn number(input: &str) -> Option<(&str, f64)> {
+    let parsed: PResult<'_, &str> =
+        recognize((opt(char('-')), digit1, opt(pair(char('.'), digit1)))).parse(input);
+    let (rest, text) = parsed.ok()?;
+    let n: f64 = text.parse().ok()?;
+    n.is_finite().then_some((rest, n))
+}
+
+/// A range bound: a number or `*` (`None`).
+fn bound<'a>(input: &'a str, after: &str) -> PResult<'a, Option<f64>> {
+    if let Some(rest) = input.strip_prefix('*') {
+        return Ok((rest, None));
+    }
+    match number(input) {
+        Some((rest, n)) => Ok((rest, Some(n))),
+        None => fail(
+            input,
+            token_len(input),
+            ParseErrorKind::ExpectedNumber {
+                after: after.to_string(),
+                found: found_at(input),
+            },
+        ),
+    }
+}
+
+/// The byte length of the token at the start of `input` (at least one character, none
+/// at the end of the input), for error spans.
+fn token_len(input: &str) -> usize {
+    let word = input
+        .find(|c: char| !is_word_char(c))
+        .unwrap_or(input.len());
+    if word > 0 {
+        word
+    } else {
+        input.chars().next().map_or(0, char::len_utf8)
+    }
+}
+
+/// Describes what starts `input`, for "found ..." in messages.
+fn found_at(input: &str) -> Found {
+    if input.is_empty() {
+        return Found::End;
+    }
+    if let Some(kw) = leading_keyword(input) {
+        return Found::Keyword(kw);
+    }
+    if input.starts_with(char::is_whitespace) {
+        return Found::Whitespace;
+    }
+    let token = &input[..token_len(input)];
+    let shown: String = token.chars().take(24).collect();
+    if shown.len() < token.len() {
+        Found::Text(format!("{shown}…"))
+    } else {
+        Found::Text(shown)
+    }
+}

@@ -1,0 +1,537 @@
+//! Parser tests: the canonical display of many queries, and every error message with its
+//! caret, written out in full (snapshot style).
+
+use super::*;
+
+/// Parses and returns the canonical display.
+#[track_caller]
+fn p(q: &str) -> String {
+    match parse(q) {
+        Ok(query) => query.to_string(),
+        Err(e) => panic!("{q:?} failed:\n{e}"),
+    }
+}
+
+/// Parses, expecting an error, and returns its full rendering.
+#[track_caller]
+fn e(q: &str) -> String {
+    match parse(q) {
+        Ok(query) => panic!("{q:?} parsed as {query}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Parses, expecting an error, and returns its kind.
+#[track_caller]
+fn kind(q: &str) -> ParseErrorKind {
+    parse(q).unwrap_err().kind().clone()
+}
+
+#[test]
+fn spec_and_contract_examples() {
+    assert_eq!(
+        p("printings:PRB01 AND rarity_code:SR"),
+        "printings:PRB01 AND rarity_code:SR"
+    );
+    assert_eq!(p(r#"rarity:"Super Rare""#), r#"rarity:"Super Rare""#);
+    assert_eq!(p("hp:[100 TO *]"), "hp:[100 TO *]");
+    assert_eq!(p("hp>=100"), "hp>=100");
+    assert_eq!(p("attacks.name:Hypnosis"), "attacks.name:Hypnosis");
+    assert_eq!(
+        p("translation.en.name:charizard"),
+        "translation.en.name:charizard"
+    );
+    assert_eq!(
+        p("rarityCode:SR expansionId:OP01"),
+        "rarityCode:SR AND expansionId:OP01"
+    );
+    assert_eq!(
+        p("name:charizard (subtypes:mega OR subtypes:vmax)"),
+        "name:charizard AND (subtypes:mega OR subtypes:vmax)"
+    );
+    assert_eq!(
+        p("subtypes:mega -types:water"),
+        "subtypes:mega AND NOT types:water"
+    );
+    assert_eq!(p("name:char*der"), "name:char*der");
+    assert_eq!(p("!name:charizard"), "!name:charizard");
+    assert_eq!(
+        p("national_pokedex_numbers:[1 TO 151]"),
+        "national_pokedex_numbers:[1 TO 151]"
+    );
+    assert_eq!(p("hp:{100 TO 200}"), "hp:{100 TO 200}");
+    assert_eq!(p("hp:[100 TO 200}"), "hp:[100 TO 200}");
+    assert_eq!(p("id:(a OR b)"), "id:(a OR b)");
+}
+
+#[test]
+fn canonical_display() {
+    assert_eq!(
+        p("printings:PRB01   rarity_code:SR"),
+        "printings:PRB01 AND rarity_code:SR"
+    );
+    assert_eq!(p("  charizard  "), "charizard");
+    assert_eq!(p("!charizard"), "!charizard");
+    assert_eq!(p("a OR b c"), "a OR b AND c");
+    assert_eq!(p("(a OR b) c"), "(a OR b) AND c");
+    assert_eq!(p("a AND (b AND c)"), "a AND (b AND c)");
+    assert_eq!(p("(a)"), "a");
+    assert_eq!(p("((a OR b))"), "a OR b");
+    assert_eq!(p("a OR (b OR c)"), "a OR (b OR c)");
+    assert_eq!(p("-types:water"), "NOT types:water");
+    assert_eq!(p("NOT types:water"), "NOT types:water");
+    assert_eq!(p("NOT NOT types:water"), "types:water");
+    assert_eq!(p("NOT -NOT types:water"), "NOT types:water");
+    assert_eq!(p("-(a OR b)"), "NOT (a OR b)");
+    assert_eq!(p("NOT (NOT a)"), "NOT (NOT a)");
+    assert_eq!(p("NOT a b"), "NOT a AND b");
+    assert_eq!(p("a AND NOT b OR c"), "a AND NOT b OR c");
+    assert_eq!(p("a(b)"), "a AND b");
+    assert_eq!(
+        p("hp>100 hp<200 hp<=5 hp>=-1.5"),
+        "hp>100 AND hp<200 AND hp<=5 AND hp>=-1.5"
+    );
+    assert_eq!(p("hp:[-5.50 TO 010]"), "hp:[-5.5 TO 10]");
+    assert_eq!(p("hp:[ * TO * ]"), "hp:[* TO *]");
+    assert_eq!(p("hp:{* TO 5]"), "hp:[* TO 5]");
+    assert_eq!(
+        p("types:(fire OR water grass)"),
+        "types:(fire OR water AND grass)"
+    );
+    assert_eq!(p("types:( fire AND water )"), "types:(fire AND water)");
+    assert_eq!(
+        p(r#"!types:("fire" OR [1 TO 2])"#),
+        r#"!types:("fire" OR [1 TO 2])"#
+    );
+    assert_eq!(p("-types:(fire OR water)"), "NOT types:(fire OR water)");
+}
+
+#[test]
+fn keywords_only_in_upper_case_as_whole_tokens() {
+    assert_eq!(
+        p("ANDROID ORE NOTE TOP"),
+        "ANDROID AND ORE AND NOTE AND TOP"
+    );
+    assert_eq!(
+        p("charizard and blastoise"),
+        "charizard AND and AND blastoise"
+    );
+    assert_eq!(p("a or b"), "a AND or AND b");
+    assert_eq!(p("a AND(b)"), "a AND b");
+    assert_eq!(p("NOT(a)"), "NOT a");
+}
+
+#[test]
+fn words_phrases_and_punctuation() {
+    assert_eq!(
+        p(r#"name:"Boss's Orders (Ghetsis)""#),
+        r#"name:"Boss's Orders (Ghetsis)""#
+    );
+    assert_eq!(p("name:Boss's"), "name:Boss's");
+    assert_eq!(
+        p(r#"name:"Pikachu & Zekrom-GX""#),
+        r#"name:"Pikachu & Zekrom-GX""#
+    );
+    assert_eq!(p("name:Pikachu&Zekrom"), "name:Pikachu&Zekrom");
+    assert_eq!(
+        p(r#"name:"say \"hi\" \\ \x""#),
+        r#"name:"say \"hi\" \\ \\x""#
+    );
+    assert_eq!(p("name:a:b"), "name:a:b");
+    assert_eq!(p("hp:-5"), "hp:-5");
+    assert_eq!(p("10:30"), "10:30");
+    assert_eq!(p("name:リザードンex"), "name:リザードンex");
+    assert_eq!(p("リザードン　ex"), "リザードン AND ex");
+    assert_eq!(p(r#""charizard ex""#), r#""charizard ex""#);
+    assert_eq!(p(r#"name:"""#), r#"name:"""#);
+    assert_eq!(p(r#"name:"AND""#), r#"name:"AND""#);
+    assert_eq!(p("a.:b"), "a.:b");
+}
+
+#[test]
+fn spans_point_at_the_source() {
+    let q = parse(r#"  rarity:"Super Rare" -hp>=10"#).unwrap();
+    let Some(Expr::And(items)) = q.expr else {
+        panic!()
+    };
+    let Expr::Term(t) = &items[0] else { panic!() };
+    assert_eq!(t.span, Span::new(2, 21));
+    assert_eq!(t.field.as_ref().unwrap().span, Span::new(2, 8));
+    assert_eq!(
+        t.test,
+        Test::Value(Value::Phrase(Spanned::new(
+            "Super Rare".into(),
+            Span::default()
+        )))
+    );
+    let Test::Value(v) = &t.test else { panic!() };
+    assert_eq!(v.span(), Span::new(9, 21));
+    let Expr::Not(inner) = &items[1] else {
+        panic!()
+    };
+    let Expr::Term(t) = &**inner else { panic!() };
+    assert_eq!(t.span, Span::new(23, 29));
+    let Test::Compare(CompareOp::Ge, n) = &t.test else {
+        panic!()
+    };
+    assert_eq!((n.value, n.span), (10.0, Span::new(27, 29)));
+}
+
+#[test]
+fn empty_query_matches_everything() {
+    assert!(parse("").unwrap().is_empty());
+    assert!(parse(" \t\n ").unwrap().is_empty());
+    assert_eq!(p(""), "");
+}
+
+#[test]
+fn error_messages() {
+    assert_eq!(
+        e("printings:OP01 AND rarity_code:"),
+        "\
+expected a value after `rarity_code:`, found end of input
+printings:OP01 AND rarity_code:
+                               ^"
+    );
+    assert_eq!(
+        e("rarity_code: SR"),
+        "\
+expected a value after `rarity_code:`, found whitespace
+rarity_code: SR
+            ^"
+    );
+    assert_eq!(
+        e("name:\"charizard"),
+        "\
+unclosed quote: expected a closing `\"` for the phrase that starts here
+name:\"charizard
+     ^^^^^^^^^^"
+    );
+    assert_eq!(
+        e("(a OR b"),
+        "\
+expected `)` to close the group that opens here
+(a OR b
+^"
+    );
+    assert_eq!(
+        e("a OR b)"),
+        "\
+found `)` without a matching `(`
+a OR b)
+      ^"
+    );
+    assert_eq!(
+        e("a ( ) b"),
+        "\
+empty group: expected a term inside `( )`
+a ( ) b
+  ^^^"
+    );
+    assert_eq!(
+        e("types:()"),
+        "\
+empty group: expected a value inside `types:( )`
+types:()
+      ^^"
+    );
+    assert_eq!(
+        e("name:pikachu AND"),
+        "\
+expected a term after `AND`, found end of input
+name:pikachu AND
+                ^"
+    );
+    assert_eq!(
+        e("a AND OR b"),
+        "\
+expected a term after `AND`, found keyword `OR`
+a AND OR b
+      ^^"
+    );
+    assert_eq!(
+        e("OR b"),
+        "\
+expected a term, found keyword `OR`
+OR b
+^^"
+    );
+    assert_eq!(
+        e("a OR"),
+        "\
+expected a term after `OR`, found end of input
+a OR
+    ^"
+    );
+    assert_eq!(
+        e("NOT"),
+        "\
+expected a term after `NOT`, found end of input
+NOT
+   ^"
+    );
+    assert_eq!(
+        e("a - b"),
+        "\
+expected a term after `-`, found whitespace
+a - b
+   ^"
+    );
+    assert_eq!(
+        e("(a AND )"),
+        "\
+expected a term after `AND`, found `)`
+(a AND )
+       ^"
+    );
+    assert_eq!(
+        e("! x"),
+        "\
+expected a term after `!`, found whitespace
+! x
+ ^"
+    );
+    assert_eq!(
+        e("hp>=high"),
+        "\
+expected a number after `hp>=`, found `high`
+hp>=high
+    ^^^^"
+    );
+    assert_eq!(
+        e("hp> 10"),
+        "\
+expected a number after `hp>`, found whitespace
+hp> 10
+   ^"
+    );
+    assert_eq!(
+        e("hp:[a TO 5]"),
+        "\
+expected a number after `[`, found `a`
+hp:[a TO 5]
+    ^"
+    );
+    assert_eq!(
+        e("hp:[1 TO ]"),
+        "\
+expected a number after `TO`, found `]`
+hp:[1 TO ]
+         ^"
+    );
+    assert_eq!(
+        e("hp:[1 5]"),
+        "\
+expected `TO` between the bounds of the range, found `5]`
+hp:[1 5]
+      ^^"
+    );
+    assert_eq!(
+        e("hp:[1TO 5]"),
+        "\
+expected whitespace before `TO` in the range
+hp:[1TO 5]
+     ^^"
+    );
+    assert_eq!(
+        e("hp:[1 TO 5"),
+        "\
+expected `]` or `}` to close the range, found end of input
+hp:[1 TO 5
+          ^"
+    );
+    assert_eq!(
+        e("name:AND"),
+        "\
+`AND` is a keyword, not a value; to search for the word, quote it: `\"AND\"`
+name:AND
+     ^^^"
+    );
+    assert_eq!(
+        e("TO"),
+        "\
+`TO` is a keyword, not a value; to search for the word, quote it: `\"TO\"`
+TO
+^^"
+    );
+    assert_eq!(
+        e("name:\"a\"b"),
+        "\
+expected whitespace or `)` after the value, found `b`
+name:\"a\"b
+        ^"
+    );
+    assert_eq!(
+        e("hp>=10x"),
+        "\
+expected whitespace or `)` after the value, found `x`
+hp>=10x
+      ^"
+    );
+    assert_eq!(
+        e("types:((a))"),
+        "\
+expected a value, found `(`: values inside `field:( )` cannot be grouped further
+types:((a))
+       ^"
+    );
+    assert_eq!(
+        e("types:(fire OR)"),
+        "\
+expected a value after `OR` in a grouped value, found `)`
+types:(fire OR)
+              ^"
+    );
+    assert_eq!(
+        e("types:(OR fire)"),
+        "\
+expected a value after `(` in a grouped value, found keyword `OR`
+types:(OR fire)
+       ^^"
+    );
+    assert_eq!(
+        e("types:(fire AND OR water)"),
+        "\
+expected a value after `AND` in a grouped value, found keyword `OR`
+types:(fire AND OR water)
+                ^^"
+    );
+    assert_eq!(
+        e("types:(fire water"),
+        "\
+expected `)` to close the group that opens here
+types:(fire water
+      ^"
+    );
+}
+
+#[test]
+fn error_positions_count_characters() {
+    let err = parse("name:🐻 AND").unwrap_err();
+    assert_eq!((err.offset(), err.column()), (13, 11));
+    // The bear is two columns wide in a terminal, so the caret sits 11 columns in.
+    assert_eq!(
+        err.to_string(),
+        "\
+expected a term after `AND`, found end of input
+name:🐻 AND
+           ^"
+    );
+    let err = parse("リザ name:\"ex").unwrap_err();
+    assert_eq!((err.offset(), err.column()), (12, 9));
+    assert_eq!(
+        err.to_string(),
+        "\
+unclosed quote: expected a closing `\"` for the phrase that starts here
+リザ name:\"ex
+          ^^^"
+    );
+}
+
+#[test]
+fn limits() {
+    let long = "a ".repeat(1100);
+    assert_eq!(
+        kind(&long),
+        ParseErrorKind::QueryTooLong {
+            len: 2200,
+            max: 2048
+        }
+    );
+    let err = parse(&long).unwrap_err();
+    assert_eq!(err.offset(), 2048);
+    assert!(parse(&"a".repeat(2048)).is_ok());
+
+    let deep = format!("{}a{}", "(".repeat(33), ")".repeat(33));
+    assert_eq!(kind(&deep), ParseErrorKind::DepthLimitExceeded { max: 32 });
+    assert_eq!(parse(&deep).unwrap_err().offset(), 32);
+    let ok = format!("{}a{}", "(".repeat(32), ")".repeat(32));
+    assert_eq!(p(&ok), "a");
+
+    let many: Vec<String> = (0..129).map(|i| format!("t{i}")).collect();
+    let err = parse(&many.join(" ")).unwrap_err();
+    assert_eq!(err.kind(), &ParseErrorKind::TooManyTerms { max: 128 });
+    assert_eq!(&err.query()[err.offset()..err.span().end], "t128");
+    assert!(parse(&many[..128].join(" ")).is_ok());
+    // A grouped value counts once.
+    let group = format!("id:({})", many.join(" OR "));
+    assert!(parse(&group).is_ok());
+}
+
+#[test]
+fn long_not_chains_are_read_without_recursion() {
+    let q = format!("{}a", "NOT ".repeat(500));
+    assert_eq!(p(&q), "a");
+    let q = format!("{}a", "-".repeat(1001));
+    assert_eq!(p(&q), "NOT a");
+}
+
+#[test]
+fn no_internal_errors_on_odd_input() {
+    for q in [
+        "(",
+        ")",
+        "\"",
+        "[",
+        "{",
+        "!",
+        "-",
+        ":",
+        "a:",
+        ":a",
+        "a::",
+        "((",
+        "))",
+        "!!",
+        "--",
+        "a AND AND",
+        "hp:[",
+        "hp:[1",
+        "hp:[1 TO",
+        "hp:[* TO *",
+        "x:(",
+        "x:(a",
+        "x:(a OR",
+        "x:)",
+        "a\u{3000}b",
+        "\u{0}",
+        "NOT NOT",
+        "!-a",
+        "-!a",
+        "!(a)",
+        "a.b.:c",
+        "hp<",
+        "hp<=",
+        "TO:x",
+        "x:\"\\",
+        "x:\"\\\"",
+        "x:[1 TO 2]]",
+        "x:[1 TO 2]x",
+        "x:(a)b",
+        "OR",
+        "AND",
+        "(OR)",
+    ] {
+        if let Err(err) = parse(q) {
+            assert_ne!(err.kind(), &ParseErrorKind::Internal, "{q:?}: {err}");
+            let _ = err.to_string();
+        }
+    }
+}
+
+#[test]
+fn display_round_trips() {
+    for q in [
+        "printings:PRB01 AND rarity_code:SR",
+        "a OR b c -(d OR e) NOT f",
+        r#"!name:"a \"b\" \\c" hp:{1 TO *] x:(a b OR "c d" OR [1 TO 2])"#,
+        "((a OR b) (c OR (d e)))",
+        "NOT (NOT a)",
+        "-x:(a OR b) !y:z",
+        "a.b.c:[-1.25 TO 3] hp<-0.5",
+    ] {
+        let first = parse(q).unwrap();
+        let again = parse(&first.to_string()).unwrap();
+        assert_eq!(first, again, "{q}");
+    }
+}

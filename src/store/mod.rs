@@ -1,0 +1,147 @@
+//! The in-memory store of one collection (a catalog's cards, or its expansions): every
+//! record's served JSON, written once at load, in default order, so that record ids
+//! (`u32`) are positions in that order; the index over it; and the "all" set `0..n`.
+
+mod render;
+mod sort;
+
+pub(crate) use render::{render_record, Select};
+pub(crate) use sort::{sorted_page, OrderKey, SortColumns};
+
+use std::borrow::Cow;
+
+use roaring::RoaringBitmap;
+
+use crate::index::{self, FieldId, Index};
+use crate::json::walk::{values_at, Scalar};
+use crate::json::write::Strip;
+use crate::load::Prepared;
+use crate::text::fold;
+
+/// Records of one kind, in default order, with their index.
+#[derive(Debug)]
+pub struct Collection {
+    docs: Vec<Box<str>>,
+    /// `strips[strip_starts[i]..strip_starts[i + 1]]` are record `i`'s marks; empty when no
+    /// record has any.
+    strip_starts: Vec<u32>,
+    strips: Vec<Strip>,
+    index: Index,
+    all: RoaringBitmap,
+    id_field: Option<FieldId>,
+    sort_columns: SortColumns,
+}
+
+impl Collection {
+    /// Builds the store from records already in default order.
+    pub(crate) fn new(records: Vec<Prepared>) -> Collection {
+        let n = records.len();
+        let mut docs = Vec::with_capacity(n);
+        let mut strip_starts = Vec::new();
+        let mut strips = Vec::new();
+        let any_strips = records.iter().any(|r| !r.strips.is_empty());
+        if any_strips {
+            strip_starts.reserve(n + 1);
+            strip_starts.push(0);
+        }
+        for record in records {
+            if any_strips {
+                strips.extend_from_slice(&record.strips);
+                strip_starts.push(strips.len() as u32);
+            }
+            docs.push(record.json);
+        }
+        let index = index::build(&docs);
+        let mut all = RoaringBitmap::new();
+        all.insert_range(0..n as u32);
+        Collection {
+            id_field: index.lookup("id"),
+            docs,
+            strip_starts,
+            strips,
+            index,
+            all,
+            sort_columns: SortColumns::default(),
+        }
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Every record id, `0..n` (built with `insert_range`, not `RoaringBitmap::full()`).
+    pub fn all(&self) -> &RoaringBitmap {
+        &self.all
+    }
+
+    /// The index over the records.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The served JSON of record `id` (with every optional part).
+    pub fn doc(&self, id: u32) -> &str {
+        &self.docs[id as usize]
+    }
+
+    pub(crate) fn strips(&self, id: u32) -> &[Strip] {
+        if self.strip_starts.is_empty() {
+            return &[];
+        }
+        let i = id as usize;
+        &self.strips[self.strip_starts[i] as usize..self.strip_starts[i + 1] as usize]
+    }
+
+    /// Calls `f` with every scalar of record `id` at `path` until it returns `false`.
+    pub(crate) fn values<'s>(
+        &'s self,
+        id: u32,
+        path: &[&str],
+        f: &mut dyn FnMut(Scalar<'s>) -> bool,
+    ) {
+        values_at(self.doc(id), path, f);
+    }
+
+    /// The record's `id`.
+    pub fn record_id(&self, id: u32) -> Cow<'_, str> {
+        let mut out = Cow::Borrowed("");
+        self.values(id, &["id"], &mut |v| {
+            if let Scalar::Str(s) = v {
+                out = s;
+            }
+            false
+        });
+        out
+    }
+
+    /// The record whose `id` is `wanted`: an exact match, else the only record whose id
+    /// folds to the same text (`SV1-1` finds `sv1-1`).
+    pub fn find(&self, wanted: &str) -> Option<u32> {
+        let field = self.index.field(self.id_field?);
+        let candidates = field.terms().get(&fold(wanted))?;
+        candidates
+            .iter()
+            .find(|&c| self.record_id(c) == wanted)
+            .or_else(|| (candidates.len() == 1).then(|| candidates.min()).flatten())
+    }
+
+    pub(crate) fn sort_columns(&self) -> &SortColumns {
+        &self.sort_columns
+    }
+
+    /// Bytes held on the heap by the served JSON, the marks and the index.
+    pub fn heap_bytes(&self) -> usize {
+        self.docs.iter().map(|d| d.len()).sum::<usize>()
+            + self.docs.capacity() * std::mem::size_of::<Box<str>>()
+            + self.strips.capacity() * std::mem::size_of::<Strip>()
+            + self.strip_starts.capacity() * 4
+            + self.index.heap_bytes()
+            + self.all.serialized_size()
+    }
+}

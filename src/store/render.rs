@@ -1,0 +1,50 @@
+//! Writing records out: the stored JSON copied as is, less the optional parts a request
+//! did not `include`, and only the `select`ed top-level members when asked.
+
+use super::Collection;
+use crate::json::walk::members;
+use crate::json::write::{copy_without, Include};
+
+/// The top-level members to keep (`select=id,name`); `id` is always kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Select {
+    keys: Vec<String>,
+}
+
+impl Select {
+    pub(crate) fn new(keys: Vec<String>) -> Select {
+        Select { keys }
+    }
+
+    fn keeps(&self, key: &str) -> bool {
+        key == "id" || self.keys.iter().any(|k| k == key)
+    }
+}
+
+/// Appends record `id` of `collection` to `out` as JSON.
+pub(crate) fn render_record(
+    collection: &Collection,
+    id: u32,
+    select: Option<&Select>,
+    include: Include,
+    out: &mut Vec<u8>,
+) {
+    let doc = collection.doc(id);
+    let strips = collection.strips(id);
+    let Some(select) = select else {
+        copy_without(doc.as_bytes(), 0..doc.len(), strips, include, out);
+        return;
+    };
+    out.push(b'{');
+    let mut first = true;
+    for (key, range) in members(doc) {
+        if select.keeps(&key) {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            copy_without(doc.as_bytes(), range, strips, include, out);
+        }
+    }
+    out.push(b'}');
+}

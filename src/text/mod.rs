@@ -1,0 +1,320 @@
+//! Text rules shared by the index, the planner and the default order: folding, words,
+//! natural order and wildcard patterns (contract sections 2 and 3).
+//!
+//! Everything that compares text in cardex goes through [`fold`] first, so a value is
+//! indexed and queried under exactly the same rules:
+//!
+//! 1. Unicode NFKC (full-width Latin becomes ASCII, half-width katakana becomes full width);
+//! 2. lower case (Unicode lowercase mapping), typographic quotes made plain (`’` → `'`,
+//!    `“` → `"`);
+//! 3. accents removed: NFD, combining marks dropped except the kana voicing marks
+//!    U+3099 and U+309A, then NFC (so `é` → `e`, but `ド` stays `ド`).
+//!
+//! ```
+//! use cardex::text::{fold, words};
+//! assert_eq!(fold("Flabébé"), "flabebe");
+//! assert_eq!(fold("Professor’s RESEARCH"), "professor's research");
+//! assert_eq!(fold("ﾘｻﾞｰﾄﾞﾝ"), "リザードン");
+//! let w: Vec<&str> = words("リザードンex & pikachu-gx").collect();
+//! assert_eq!(w, ["リザードン", "ex", "pikachu", "gx"]);
+//! ```
+
+mod natural;
+mod pattern;
+
+pub use natural::{natural_cmp, natural_key, NaturalKey};
+pub use pattern::Pattern;
+
+use std::borrow::Cow;
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
+
+/// The kana voicing marks, the only combining marks folding keeps.
+const KANA_VOICING: [char; 2] = ['\u{3099}', '\u{309A}'];
+
+/// Folds `s` for matching: NFKC, lower case, plain quotes, accents removed (see the module
+/// docs). ASCII input takes a fast path and is only lower-cased.
+///
+/// ```
+/// assert_eq!(cardex::text::fold("Pokémon"), "pokemon");
+/// assert_eq!(cardex::text::fold("ＳＶ１"), "sv1");
+/// ```
+pub fn fold(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() {
+        if s.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(s.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(s)
+        }
+    } else {
+        let mut out = String::with_capacity(s.len());
+        fold_non_ascii(s, &mut out);
+        Cow::Owned(out)
+    }
+}
+
+/// Folds `s` and appends the result to `out` (no allocation for ASCII input when `out`
+/// has room).
+pub fn fold_into(s: &str, out: &mut String) {
+    if s.is_ascii() {
+        out.extend(s.bytes().map(|b| b.to_ascii_lowercase() as char));
+    } else {
+        fold_non_ascii(s, out);
+    }
+}
+
+fn fold_non_ascii(s: &str, out: &mut String) {
+    let lowered: String = s
+        .nfkc()
+        .flat_map(char::to_lowercase)
+        .map(plain_quote)
+        .collect();
+    out.extend(
+        lowered
+            .nfd()
+            .filter(|&c| !is_combining_mark(c) || KANA_VOICING.contains(&c))
+            .nfc(),
+    );
+}
+
+/// Maps typographic quotes and apostrophes to their ASCII forms.
+fn plain_quote(c: char) -> char {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{FF07}' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{FF02}' => '"',
+        other => other,
+    }
+}
+
+/// Whether `c` belongs to the CJK class of contract section 3: Hiragana, Katakana (with
+/// `ー`), half-width Katakana, CJK ideographs and Hangul.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{3005}'..='\u{3007}'          // 々 〆 〇
+        | '\u{3040}'..='\u{309F}'        // Hiragana (with the voicing marks)
+        | '\u{30A0}'..='\u{30FF}'        // Katakana, including ー
+        | '\u{31F0}'..='\u{31FF}'        // Katakana phonetic extensions
+        | '\u{FF65}'..='\u{FF9F}'        // half-width Katakana
+        | '\u{3400}'..='\u{4DBF}'        // CJK extension A
+        | '\u{4E00}'..='\u{9FFF}'        // CJK unified ideographs
+        | '\u{F900}'..='\u{FAFF}'        // CJK compatibility ideographs
+        | '\u{20000}'..='\u{2FFFF}'      // CJK extensions B and later
+        | '\u{1100}'..='\u{11FF}'        // Hangul Jamo
+        | '\u{3130}'..='\u{318F}'        // Hangul compatibility Jamo
+        | '\u{AC00}'..='\u{D7AF}'        // Hangul syllables
+    )
+}
+
+/// Whether `c` can be part of a word: a letter, a digit, or a kana voicing mark.
+#[inline]
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || KANA_VOICING.contains(&c)
+}
+
+/// The words of an already folded text: maximal runs of letters and digits, where a change
+/// between CJK and other characters also ends a word.
+///
+/// ```
+/// let w: Vec<&str> = cardex::text::words("boss's orders (ghetsis)").collect();
+/// assert_eq!(w, ["boss", "s", "orders", "ghetsis"]);
+/// ```
+pub fn words(folded: &str) -> Words<'_> {
+    Words {
+        rest: folded,
+        pattern: false,
+    }
+}
+
+/// Like [`words`], but `*` and `?` count as word characters, so a query value such as
+/// `char*` stays one (pattern) word.
+pub fn pattern_words(folded: &str) -> Words<'_> {
+    Words {
+        rest: folded,
+        pattern: true,
+    }
+}
+
+/// Iterator over the words of a folded text; see [`words`].
+#[derive(Debug, Clone)]
+pub struct Words<'a> {
+    rest: &'a str,
+    pattern: bool,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let pattern = self.pattern;
+        let is_wildcard = |c: char| pattern && (c == '*' || c == '?');
+        let mut start = None;
+        // Whether the current word is CJK; undecided while it holds only wildcards.
+        let mut cjk_run: Option<bool> = None;
+        for (i, c) in self.rest.char_indices() {
+            let part = if c.is_ascii() {
+                c.is_ascii_alphanumeric() || is_wildcard(c)
+            } else {
+                is_word_char(c)
+            };
+            match start {
+                None if part => {
+                    start = Some(i);
+                    cjk_run = (!is_wildcard(c)).then(|| is_cjk(c));
+                }
+                None => {}
+                Some(s) => {
+                    let script_change =
+                        !is_wildcard(c) && *cjk_run.get_or_insert_with(|| is_cjk(c)) != is_cjk(c);
+                    if !part || script_change {
+                        let word = &self.rest[s..i];
+                        self.rest = &self.rest[i..];
+                        return Some(word);
+                    }
+                }
+            }
+        }
+        let word = start.map(|s| &self.rest[s..]);
+        self.rest = "";
+        word
+    }
+}
+
+/// Whether every character of `word` is CJK (and there is at least one). Such a query word
+/// also matches any indexed word that contains it (contract section 3).
+pub fn is_all_cjk(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(is_cjk)
+}
+
+/// Parses a string that is a whole number (`"120"`, `"-5"`, `"+7"`), as used by the
+/// numeric rule of contract section 3. Surrounding spaces, decimals and exponents are not
+/// whole numbers.
+///
+/// ```
+/// assert_eq!(cardex::text::whole_number("120"), Some(120.0));
+/// assert_eq!(cardex::text::whole_number("10+"), None);
+/// ```
+pub fn whole_number(s: &str) -> Option<f64> {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<i64>().ok().map(|n| n as f64)
+}
+
+/// The number of terminal columns `s` takes: wide (East Asian) characters count two,
+/// combining marks none. Used to put carets under the right character in error messages.
+pub fn display_width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+fn char_width(c: char) -> usize {
+    if is_combining_mark(c) || c == '\u{200B}' {
+        0
+    } else if is_cjk(c)
+        || matches!(c,
+            '\u{3000}'..='\u{303F}'        // CJK symbols and punctuation
+            | '\u{FF00}'..='\u{FF60}'      // full-width forms
+            | '\u{FFE0}'..='\u{FFE6}'
+            | '\u{1F300}'..='\u{1FAFF}'    // pictographs and emoji
+        )
+    {
+        2
+    } else {
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fold_rules() {
+        assert_eq!(fold("CHARIZARD"), "charizard");
+        assert_eq!(fold("Flabébé"), "flabebe");
+        assert_eq!(fold("Pokémon"), "pokemon");
+        assert_eq!(fold("Professor’s Research"), "professor's research");
+        assert_eq!(fold("“Quoted”"), "\"quoted\"");
+        assert_eq!(fold("ＯＰ０１"), "op01");
+        // Voicing marks survive, in composed form.
+        assert_eq!(fold("ド"), "ド");
+        assert_eq!(fold("ト\u{3099}"), "ド");
+        assert_eq!(fold("ﾘｻﾞｰﾄﾞﾝ"), "リザードン");
+        assert_eq!(fold("Ångström"), "angstrom");
+        assert!(matches!(fold("already folded"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn fold_into_matches_fold() {
+        for s in ["ABC", "Flabébé", "リザードンEX", "Ｚｏｒｏ"] {
+            let mut out = String::from(">");
+            fold_into(s, &mut out);
+            assert_eq!(&out[1..], fold(s));
+        }
+    }
+
+    #[test]
+    fn words_split_on_punctuation_and_script() {
+        fn w(s: &str) -> Vec<&str> {
+            words(s).collect()
+        }
+        assert_eq!(w("charizard ex"), ["charizard", "ex"]);
+        assert_eq!(w("pikachu & zekrom-gx"), ["pikachu", "zekrom", "gx"]);
+        assert_eq!(w("リザードンex"), ["リザードン", "ex"]);
+        assert_eq!(w("ex リザードン"), ["ex", "リザードン"]);
+        assert_eq!(w("雷タイプ"), ["雷タイプ"]);
+        assert_eq!(w("10+ damage"), ["10", "damage"]);
+        assert_eq!(w("  ...  "), Vec::<&str>::new());
+        assert_eq!(w(""), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn pattern_words_keep_wildcards() {
+        fn w(s: &str) -> Vec<&str> {
+            pattern_words(s).collect()
+        }
+        assert_eq!(w("char*"), ["char*"]);
+        assert_eq!(w("*zard ex"), ["*zard", "ex"]);
+        assert_eq!(w("リザ*"), ["リザ*"]);
+        assert_eq!(w("mr.*"), ["mr", "*"]);
+        assert_eq!(w("*ザード"), ["*ザード"]);
+        assert_eq!(w("?x"), ["?x"]);
+    }
+
+    #[test]
+    fn cjk_classes() {
+        assert!(is_all_cjk("ザード"));
+        assert!(is_all_cjk("炎"));
+        assert!(is_all_cjk("한국"));
+        assert!(!is_all_cjk("exザ"));
+        assert!(!is_all_cjk(""));
+    }
+
+    #[test]
+    fn whole_numbers() {
+        assert_eq!(whole_number("0"), Some(0.0));
+        assert_eq!(whole_number("-40"), Some(-40.0));
+        assert_eq!(whole_number("+40"), Some(40.0));
+        assert_eq!(whole_number("060"), Some(60.0));
+        for bad in [
+            "",
+            "-",
+            "1.5",
+            "1e3",
+            " 1",
+            "12a",
+            "×2",
+            "99999999999999999999",
+        ] {
+            assert_eq!(whole_number(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn widths() {
+        assert_eq!(display_width("abc"), 3);
+        assert_eq!(display_width("リザ"), 4);
+        assert_eq!(display_width("e\u{301}"), 1);
+        assert_eq!(display_width("🐻"), 2);
+    }
+}
