@@ -20,6 +20,7 @@ use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
 use crate::text::{fold_into, whole_number, words};
 
+
 /// The number of records per chunk for a collection of `n`: sixteen chunks, but no chunk
 /// smaller than 4,096 records. A function of `n` only, never of the thread count.
 fn chunk_len(n: usize) -> usize {
@@ -44,20 +45,61 @@ pub(crate) fn build(docs: &[Box<str>]) -> Index {
     merge(partials)
 }
 
+/// Record ids holding one term, ascending, without repeats. Plain vectors while
+/// building (a push is one compare and one store); bitmaps once merged.
+type Ids = Vec<u32>;
+
+fn push_id(ids: &mut Ids, doc: u32) {
+    if ids.last() != Some(&doc) {
+        ids.push(doc);
+    }
+}
+
+/// The terms of a field in one chunk: each distinct term gets a slot.
+#[derive(Default)]
+struct Terms {
+    slots: FxHashMap<Box<str>, u32>,
+    ids: Vec<Ids>,
+}
+
+impl Terms {
+    fn slot(&mut self, term: &str) -> u32 {
+        if let Some(&slot) = self.slots.get(term) {
+            return slot;
+        }
+        let slot = self.ids.len() as u32;
+        self.slots.insert(term.into(), slot);
+        self.ids.push(Ids::new());
+        slot
+    }
+
+    fn into_pairs(self) -> impl Iterator<Item = (Box<str>, Ids)> {
+        let mut ids: Vec<Option<Ids>> = self.ids.into_iter().map(Some).collect();
+        self.slots
+            .into_iter()
+            .map(move |(term, slot)| (term, ids[slot as usize].take().unwrap_or_default()))
+    }
+}
+
 /// A field as seen by one chunk: also a node of the path trie.
 struct PartialField {
     path: Box<str>,
     kind: FieldKind,
-    exists: RoaringBitmap,
-    terms: FxHashMap<Box<str>, RoaringBitmap>,
-    numbers: FxHashMap<u64, RoaringBitmap>,
-    numeric_strings: FxHashMap<u64, RoaringBitmap>,
+    exists: Ids,
+    terms: Terms,
+    numbers: FxHashMap<u64, Ids>,
+    numeric_strings: FxHashMap<u64, Ids>,
     holds_objects: bool,
     /// Child keys and their field numbers, in first-seen order.
     children: Vec<(Box<str>, u32)>,
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.
     hint: usize,
+    /// The last string value seen here and the slots of its terms: many fields repeat
+    /// their values (`rarity`, `currency`, `language`), which then cost one compare.
+    memo_value: String,
+    memo_slots: Vec<u32>,
+    memo_number: Option<f64>,
 }
 
 impl PartialField {
@@ -65,13 +107,46 @@ impl PartialField {
         PartialField {
             kind: field_kind(&path),
             path,
-            exists: RoaringBitmap::new(),
-            terms: FxHashMap::default(),
+            exists: Ids::new(),
+            terms: Terms::default(),
             numbers: FxHashMap::default(),
             numeric_strings: FxHashMap::default(),
             holds_objects: false,
             children: Vec::new(),
             hint: 0,
+            memo_value: String::new(),
+            memo_slots: Vec::new(),
+            memo_number: None,
+        }
+    }
+
+    /// Records that `doc` holds the string `value` here.
+    fn add_str(&mut self, value: &str, doc: u32, scratch: &mut String) {
+        if self.memo_value != value || self.exists.is_empty() {
+            scratch.clear();
+            fold_into(value, scratch);
+            self.memo_slots.clear();
+            match self.kind {
+                FieldKind::Keyword => {
+                    let slot = self.terms.slot(scratch);
+                    self.memo_slots.push(slot);
+                }
+                FieldKind::Text => {
+                    for word in words(scratch) {
+                        let slot = self.terms.slot(word);
+                        self.memo_slots.push(slot);
+                    }
+                }
+            }
+            self.memo_value.clear();
+            self.memo_value.push_str(value);
+            self.memo_number = whole_number(value);
+        }
+        for &slot in &self.memo_slots {
+            push_id(&mut self.terms.ids[slot as usize], doc);
+        }
+        if let Some(x) = self.memo_number {
+            push_id(self.numeric_strings.entry(number_key(x)).or_default(), doc);
         }
     }
 }
@@ -122,23 +197,6 @@ impl ChunkBuilder {
     }
 }
 
-fn add_term(terms: &mut FxHashMap<Box<str>, RoaringBitmap>, term: &str, doc: u32) {
-    match terms.get_mut(term) {
-        Some(bitmap) => {
-            bitmap.try_push(doc).ok();
-        }
-        None => {
-            let mut bitmap = RoaringBitmap::new();
-            bitmap.try_push(doc).ok();
-            terms.insert(term.into(), bitmap);
-        }
-    }
-}
-
-fn add_number(numbers: &mut FxHashMap<u64, RoaringBitmap>, x: f64, doc: u32) {
-    numbers.entry(number_key(x)).or_default().try_push(doc).ok();
-}
-
 impl Visit for ChunkBuilder {
     fn enter(&mut self, key: &str) {
         let parent = self.current();
@@ -159,30 +217,16 @@ impl Visit for ChunkBuilder {
         let current = self.current();
         let doc = self.doc;
         let field = &mut self.fields[current];
-        field.exists.try_push(doc).ok();
         match value {
-            Scalar::Str(s) => {
-                self.scratch.clear();
-                fold_into(&s, &mut self.scratch);
-                match field.kind {
-                    FieldKind::Keyword => add_term(&mut field.terms, &self.scratch, doc),
-                    FieldKind::Text => {
-                        for word in words(&self.scratch) {
-                            add_term(&mut field.terms, word, doc);
-                        }
-                    }
-                }
-                if let Some(x) = whole_number(&s) {
-                    add_number(&mut field.numeric_strings, x, doc);
-                }
-            }
+            Scalar::Str(s) => field.add_str(&s, doc, &mut self.scratch),
             Scalar::Num(text) => {
                 if let Ok(x) = text.parse::<f64>() {
-                    add_number(&mut field.numbers, x, doc);
+                    push_id(field.numbers.entry(number_key(x)).or_default(), doc);
                 }
             }
-            Scalar::Bool(b) => add_term(&mut field.terms, if b { "true" } else { "false" }, doc),
+            Scalar::Bool(b) => field.add_str(if b { "true" } else { "false" }, doc, &mut self.scratch),
         }
+        push_id(&mut field.exists, doc);
     }
 }
 
@@ -207,35 +251,43 @@ fn merge(partials: Vec<Vec<PartialField>>) -> Index {
 
 fn merge_field(parts: Vec<PartialField>) -> Field {
     let mut parts = parts.into_iter();
-    let mut base = parts.next().expect("a group holds at least one part");
+    let first = parts.next().expect("a group holds at least one part");
+    let (path, kind) = (first.path.clone(), first.kind);
+    let mut exists = first.exists;
+    let mut holds_objects = first.holds_objects;
+    let mut terms: FxHashMap<Box<str>, Ids> = first.terms.into_pairs().collect();
+    let mut numbers = first.numbers;
+    let mut numeric_strings = first.numeric_strings;
     for part in parts {
-        base.exists |= part.exists;
-        base.holds_objects |= part.holds_objects;
-        unite(&mut base.terms, part.terms);
-        unite(&mut base.numbers, part.numbers);
-        unite(&mut base.numeric_strings, part.numeric_strings);
+        exists.extend(part.exists);
+        holds_objects |= part.holds_objects;
+        unite(&mut terms, part.terms.into_pairs());
+        unite(&mut numbers, part.numbers);
+        unite(&mut numeric_strings, part.numeric_strings);
     }
-    base.exists.optimize();
     Field {
-        path: base.path,
-        kind: base.kind,
-        exists: base.exists,
-        terms: Vocab::from_unsorted(base.terms.into_iter().collect()),
-        numbers: NumVocab::from_unsorted(base.numbers.into_iter().collect()),
-        numeric_strings: NumVocab::from_unsorted(base.numeric_strings.into_iter().collect()),
-        holds_objects: base.holds_objects,
+        path,
+        kind,
+        exists: bitmap(exists),
+        terms: Vocab::from_unsorted(terms.into_iter().map(|(t, ids)| (t, bitmap(ids))).collect()),
+        numbers: NumVocab::from_unsorted(numbers.into_iter().map(|(n, ids)| (n, bitmap(ids))).collect()),
+        numeric_strings: NumVocab::from_unsorted(numeric_strings.into_iter().map(|(n, ids)| (n, bitmap(ids))).collect()),
+        holds_objects,
     }
 }
 
-fn unite<K: std::hash::Hash + Eq>(
-    into: &mut FxHashMap<K, RoaringBitmap>,
-    from: FxHashMap<K, RoaringBitmap>,
-) {
-    for (key, bitmap) in from {
+/// The bitmap of ids that are ascending (chunks are merged in order).
+fn bitmap(ids: Ids) -> RoaringBitmap {
+    RoaringBitmap::from_sorted_iter(ids).unwrap_or_default()
+}
+
+/// Appends the ids of `from` to those of `into`, term by term (`from` is a later chunk).
+fn unite<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, Ids>, from: impl IntoIterator<Item = (K, Ids)>) {
+    for (key, ids) in from {
         match into.entry(key) {
-            Entry::Occupied(mut e) => *e.get_mut() |= bitmap,
+            Entry::Occupied(mut e) => e.get_mut().extend(ids),
             Entry::Vacant(e) => {
-                e.insert(bitmap);
+                e.insert(ids);
             }
         }
     }

@@ -11,4 +11,4 @@ mod node;
 pub(crate) mod walk;
 pub(crate) mod write;
 
-pub(crate) use node::{Node, Number};
+pub(crate) use node::Node;

@@ -168,30 +168,38 @@ pub(crate) fn write_node(node: &Node<'_>, out: &mut Vec<u8>) {
 pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = s.as_bytes();
+    if !bytes.iter().any(|&b| needs_escape(b)) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0C => b"\\f",
-            0x00..=0x1F => {
-                out.extend_from_slice(&bytes[start..i]);
-                let _ = write!(out, "\\u{b:04x}");
-                start = i + 1;
-                continue;
-            }
-            _ => continue,
-        };
+        if !needs_escape(b) {
+            continue;
+        }
         out.extend_from_slice(&bytes[start..i]);
-        out.extend_from_slice(escape);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => {
+                let _ = write!(out, "\\u{b:04x}");
+            }
+        }
         start = i + 1;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+#[inline]
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
 }
 
 /// Copies `doc[range]` to `out`, leaving out the members marked in `strips` whose part is

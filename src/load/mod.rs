@@ -20,12 +20,12 @@ mod record;
 pub use error::{LoadError, LoadErrorKind, RecordAt};
 pub(crate) use record::Prepared;
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use record::{prepare, RecordKind};
 
+use crate::index::FxHashMap;
 use crate::json::Node;
 use crate::par;
 use crate::store::Collection;
@@ -40,6 +40,9 @@ pub(crate) struct LoadedCatalog {
     pub expansions: Collection,
     pub cards: Collection,
 }
+
+/// The prepared records of one file, with its path.
+type FileRecords = (PathBuf, Vec<Prepared>);
 
 /// One file to read.
 struct FileJob {
@@ -114,7 +117,7 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
         (job, records)
     });
 
-    let mut parts: Vec<(Vec<(PathBuf, Vec<Prepared>)>, Vec<(PathBuf, Vec<Prepared>)>)> =
+    let mut parts: Vec<(Vec<FileRecords>, Vec<FileRecords>)> =
         catalogs.iter().map(|_| (Vec::new(), Vec::new())).collect();
     for (job, records) in results {
         let records = records?;
@@ -128,7 +131,7 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
     let mut ordered = Vec::new();
     for ((name, _), (expansion_files, card_files)) in catalogs.iter().zip(parts) {
         let expansions = order_expansions(expansion_files)?;
-        let ranks: HashMap<&str, u32> = expansions
+        let ranks: FxHashMap<&str, u32> = expansions
             .iter()
             .enumerate()
             .map(|(rank, e)| (&*e.id, rank as u32))
@@ -250,8 +253,8 @@ fn read_file(path: &Path, kind: RecordKind) -> Result<Vec<Prepared>, LoadError> 
 }
 
 /// Where each id was first seen, to report duplicates with both places.
-fn check_unique<'r>(files: &'r [(PathBuf, Vec<Prepared>)]) -> Result<(), LoadError> {
-    let mut seen: HashMap<&'r str, (&'r Path, usize)> = HashMap::new();
+fn check_unique<'r>(files: &'r [FileRecords]) -> Result<(), LoadError> {
+    let mut seen: FxHashMap<&'r str, (&'r Path, usize)> = FxHashMap::default();
     for (path, records) in files {
         for record in records {
             if let Some((first_path, first_index)) = seen.insert(&record.id, (path, record.index)) {
@@ -276,9 +279,10 @@ fn id_key(id: &str) -> (NaturalKey, Box<str>) {
 }
 
 /// Expansions in default order: `release_date` (missing last), then id.
-fn order_expansions(files: Vec<(PathBuf, Vec<Prepared>)>) -> Result<Vec<Prepared>, LoadError> {
+fn order_expansions(files: Vec<FileRecords>) -> Result<Vec<Prepared>, LoadError> {
     check_unique(&files)?;
-    let mut keyed: Vec<((bool, Option<Box<str>>, (NaturalKey, Box<str>)), Prepared)> = files
+    type ExpansionKey = (bool, Option<Box<str>>, (NaturalKey, Box<str>));
+    let mut keyed: Vec<(ExpansionKey, Prepared)> = files
         .into_iter()
         .flat_map(|(_, records)| records)
         .map(|r| {
@@ -300,8 +304,8 @@ fn order_expansions(files: Vec<(PathBuf, Vec<Prepared>)>) -> Result<Vec<Prepared
 /// `number` (missing last, natural order), then id (natural order).
 fn order_cards(
     catalog: &str,
-    files: Vec<(PathBuf, Vec<Prepared>)>,
-    expansion_ranks: &HashMap<&str, u32>,
+    files: Vec<FileRecords>,
+    expansion_ranks: &FxHashMap<&str, u32>,
 ) -> Result<Vec<Prepared>, LoadError> {
     check_unique(&files)?;
     type CardKey = (u32, bool, Option<NaturalKey>, (NaturalKey, Box<str>));

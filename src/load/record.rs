@@ -42,7 +42,11 @@ pub(crate) fn prepare(
     index: usize,
 ) -> std::result::Result<Prepared, LoadError> {
     let id = match &node {
-        Node::Object(_) => node.field("id").and_then(Node::as_str).map(str::to_string),
+        Node::Object(_) => node
+            .field("id")
+            .and_then(Node::as_str)
+            .filter(|id| !id.is_empty())
+            .map(str::to_string),
         other => {
             let kind = LoadErrorKind::NotAnObject {
                 found: other.type_name(),

@@ -14,8 +14,8 @@ impl<'c> Plan<'c> {
     /// let onepiece = engine.catalog("onepiece").unwrap();
     /// let plan = onepiece.explain(&cardex::SearchRequest::new("printings:PRB01 AND rarity_code:SR"))?;
     /// assert_eq!(plan, "\
-    /// AND  ~2 cost 6
-    ///   keyword rarity_code:SR  ~2 cost 2
+    /// AND  ~3 cost 7
+    ///   keyword rarity_code:SR  ~3 cost 3
     ///   keyword printings:PRB01  ~4 cost 4
     /// ");
     /// # Ok::<(), Box<dyn std::error::Error>>(())

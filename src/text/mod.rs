@@ -57,7 +57,9 @@ pub fn fold(s: &str) -> Cow<'_, str> {
 /// has room).
 pub fn fold_into(s: &str, out: &mut String) {
     if s.is_ascii() {
-        out.extend(s.bytes().map(|b| b.to_ascii_lowercase() as char));
+        let start = out.len();
+        out.push_str(s);
+        out[start..].make_ascii_lowercase();
     } else {
         fold_non_ascii(s, out);
     }
