@@ -74,7 +74,7 @@ impl Rng {
 
     /// A number in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
     /// `true` with probability `p` percent.
@@ -102,29 +102,160 @@ impl Rng {
 }
 
 const NAMES: &[&str] = &[
-    "Bulbasaur", "Ivysaur", "Venusaur", "Charmander", "Charmeleon", "Charizard", "Squirtle", "Wartortle",
-    "Blastoise", "Caterpie", "Pidgey", "Rattata", "Pikachu", "Raichu", "Sandshrew", "Vulpix", "Ninetales",
-    "Jigglypuff", "Zubat", "Oddish", "Psyduck", "Golduck", "Growlithe", "Arcanine", "Poliwag", "Abra",
-    "Kadabra", "Alakazam", "Machop", "Machamp", "Geodude", "Ponyta", "Slowpoke", "Magnemite", "Gastly",
-    "Haunter", "Gengar", "Onix", "Cubone", "Koffing", "Chansey", "Staryu", "Scyther", "Jynx", "Magmar",
-    "Pinsir", "Magikarp", "Gyarados", "Lapras", "Ditto", "Eevee", "Vaporeon", "Jolteon", "Flareon",
-    "Snorlax", "Articuno", "Zapdos", "Moltres", "Dratini", "Dragonite", "Mewtwo", "Mew", "Chikorita",
-    "Cyndaquil", "Totodile", "Togepi", "Mareep", "Ampharos", "Umbreon", "Espeon", "Scizor", "Heracross",
-    "Tyranitar", "Lugia", "Ho-Oh", "Celebi", "Treecko", "Torchic", "Mudkip", "Gardevoir", "Aggron",
-    "Flygon", "Altaria", "Absol", "Salamence", "Metagross", "Rayquaza", "Lucario", "Garchomp", "Zoroark",
-    "Greninja", "Sylveon", "Flabébé", "Mimikyu", "Rowlet", "Decidueye", "Zeraora", "Dragapult", "Zacian",
-    "Iron Valiant", "Roaring Moon", "Miraidon", "Koraidon", "Farfetch'd", "Mr. Mime", "Porygon-Z",
+    "Bulbasaur",
+    "Ivysaur",
+    "Venusaur",
+    "Charmander",
+    "Charmeleon",
+    "Charizard",
+    "Squirtle",
+    "Wartortle",
+    "Blastoise",
+    "Caterpie",
+    "Pidgey",
+    "Rattata",
+    "Pikachu",
+    "Raichu",
+    "Sandshrew",
+    "Vulpix",
+    "Ninetales",
+    "Jigglypuff",
+    "Zubat",
+    "Oddish",
+    "Psyduck",
+    "Golduck",
+    "Growlithe",
+    "Arcanine",
+    "Poliwag",
+    "Abra",
+    "Kadabra",
+    "Alakazam",
+    "Machop",
+    "Machamp",
+    "Geodude",
+    "Ponyta",
+    "Slowpoke",
+    "Magnemite",
+    "Gastly",
+    "Haunter",
+    "Gengar",
+    "Onix",
+    "Cubone",
+    "Koffing",
+    "Chansey",
+    "Staryu",
+    "Scyther",
+    "Jynx",
+    "Magmar",
+    "Pinsir",
+    "Magikarp",
+    "Gyarados",
+    "Lapras",
+    "Ditto",
+    "Eevee",
+    "Vaporeon",
+    "Jolteon",
+    "Flareon",
+    "Snorlax",
+    "Articuno",
+    "Zapdos",
+    "Moltres",
+    "Dratini",
+    "Dragonite",
+    "Mewtwo",
+    "Mew",
+    "Chikorita",
+    "Cyndaquil",
+    "Totodile",
+    "Togepi",
+    "Mareep",
+    "Ampharos",
+    "Umbreon",
+    "Espeon",
+    "Scizor",
+    "Heracross",
+    "Tyranitar",
+    "Lugia",
+    "Ho-Oh",
+    "Celebi",
+    "Treecko",
+    "Torchic",
+    "Mudkip",
+    "Gardevoir",
+    "Aggron",
+    "Flygon",
+    "Altaria",
+    "Absol",
+    "Salamence",
+    "Metagross",
+    "Rayquaza",
+    "Lucario",
+    "Garchomp",
+    "Zoroark",
+    "Greninja",
+    "Sylveon",
+    "Flabébé",
+    "Mimikyu",
+    "Rowlet",
+    "Decidueye",
+    "Zeraora",
+    "Dragapult",
+    "Zacian",
+    "Iron Valiant",
+    "Roaring Moon",
+    "Miraidon",
+    "Koraidon",
+    "Farfetch'd",
+    "Mr. Mime",
+    "Porygon-Z",
 ];
 
 const JA_NAMES: &[&str] = &[
-    "フシギダネ", "リザードン", "ゼニガメ", "ピカチュウ", "ライチュウ", "ロコン", "プリン", "コダック",
-    "ガーディ", "ウインディ", "ケーシィ", "ゴースト", "ゲンガー", "イワーク", "ラプラス", "メタモン",
-    "イーブイ", "カビゴン", "ミュウツー", "ミュウ", "ルギア", "サーナイト", "レックウザ", "ルカリオ",
-    "ガブリアス", "ゲッコウガ", "ニンフィア", "ミミッキュ", "ドラパルト", "ザシアン",
+    "フシギダネ",
+    "リザードン",
+    "ゼニガメ",
+    "ピカチュウ",
+    "ライチュウ",
+    "ロコン",
+    "プリン",
+    "コダック",
+    "ガーディ",
+    "ウインディ",
+    "ケーシィ",
+    "ゴースト",
+    "ゲンガー",
+    "イワーク",
+    "ラプラス",
+    "メタモン",
+    "イーブイ",
+    "カビゴン",
+    "ミュウツー",
+    "ミュウ",
+    "ルギア",
+    "サーナイト",
+    "レックウザ",
+    "ルカリオ",
+    "ガブリアス",
+    "ゲッコウガ",
+    "ニンフィア",
+    "ミミッキュ",
+    "ドラパルト",
+    "ザシアン",
 ];
 
 const SUFFIXES: &[&str] = &["ex", "V", "VMAX", "VSTAR", "GX", "EX", "BREAK"];
-const TYPES: &[&str] = &["Grass", "Fire", "Water", "Lightning", "Psychic", "Fighting", "Darkness", "Metal", "Dragon", "Colorless"];
+const TYPES: &[&str] = &[
+    "Grass",
+    "Fire",
+    "Water",
+    "Lightning",
+    "Psychic",
+    "Fighting",
+    "Darkness",
+    "Metal",
+    "Dragon",
+    "Colorless",
+];
 const JA_TYPES: &[&str] = &["草", "炎", "水", "雷", "超", "闘", "悪", "鋼", "竜", "無色"];
 const RARITIES: &[(&str, &str)] = &[
     ("Common", "C"),
@@ -140,25 +271,121 @@ const RARITIES: &[(&str, &str)] = &[
 ];
 const RARITY_WEIGHTS: &[usize] = &[400, 250, 120, 60, 40, 50, 20, 25, 10, 25];
 const ATTACK_WORDS: &[&str] = &[
-    "Flame", "Burst", "Thunder", "Crash", "Hydro", "Pump", "Leaf", "Storm", "Shadow", "Claw", "Psychic",
-    "Wave", "Quick", "Attack", "Iron", "Tail", "Dragon", "Pulse", "Blizzard", "Surf", "Slash", "Tackle",
-    "Ember", "Spark", "Gust", "Drain", "Mega", "Punch", "Fury", "Swipes",
+    "Flame", "Burst", "Thunder", "Crash", "Hydro", "Pump", "Leaf", "Storm", "Shadow", "Claw",
+    "Psychic", "Wave", "Quick", "Attack", "Iron", "Tail", "Dragon", "Pulse", "Blizzard", "Surf",
+    "Slash", "Tackle", "Ember", "Spark", "Gust", "Drain", "Mega", "Punch", "Fury", "Swipes",
 ];
 const TEXT_WORDS: &[&str] = &[
-    "flip", "a", "coin", "if", "heads", "this", "attack", "does", "more", "damage", "your", "opponent's",
-    "active", "Pokémon", "is", "now", "Paralyzed", "discard", "an", "Energy", "from", "Benched", "each",
-    "of", "the", "to", "1", "2", "3", "10", "20", "30", "50", "for", "during", "next", "turn", "prevent",
-    "all", "effects", "attacks", "done", "heal", "draw", "card", "cards", "search", "deck", "shuffle",
-    "Burned", "Confused", "Poisoned", "Asleep", "switch", "with", "one", "Basic", "put", "it", "onto",
+    "flip",
+    "a",
+    "coin",
+    "if",
+    "heads",
+    "this",
+    "attack",
+    "does",
+    "more",
+    "damage",
+    "your",
+    "opponent's",
+    "active",
+    "Pokémon",
+    "is",
+    "now",
+    "Paralyzed",
+    "discard",
+    "an",
+    "Energy",
+    "from",
+    "Benched",
+    "each",
+    "of",
+    "the",
+    "to",
+    "1",
+    "2",
+    "3",
+    "10",
+    "20",
+    "30",
+    "50",
+    "for",
+    "during",
+    "next",
+    "turn",
+    "prevent",
+    "all",
+    "effects",
+    "attacks",
+    "done",
+    "heal",
+    "draw",
+    "card",
+    "cards",
+    "search",
+    "deck",
+    "shuffle",
+    "Burned",
+    "Confused",
+    "Poisoned",
+    "Asleep",
+    "switch",
+    "with",
+    "one",
+    "Basic",
+    "put",
+    "it",
+    "onto",
 ];
 const FLAVOR_WORDS: &[&str] = &[
-    "it", "lives", "in", "deep", "forests", "and", "mountains", "when", "angry", "its", "tail", "glows",
-    "legends", "say", "the", "ocean", "sky", "storms", "gather", "around", "this", "Pokémon", "ancient",
-    "ruins", "hide", "quietly", "hunts", "at", "night", "friends", "travel", "together", "bright", "flames",
+    "it",
+    "lives",
+    "in",
+    "deep",
+    "forests",
+    "and",
+    "mountains",
+    "when",
+    "angry",
+    "its",
+    "tail",
+    "glows",
+    "legends",
+    "say",
+    "the",
+    "ocean",
+    "sky",
+    "storms",
+    "gather",
+    "around",
+    "this",
+    "Pokémon",
+    "ancient",
+    "ruins",
+    "hide",
+    "quietly",
+    "hunts",
+    "at",
+    "night",
+    "friends",
+    "travel",
+    "together",
+    "bright",
+    "flames",
 ];
 const ARTISTS: &[&str] = &[
-    "Mitsuhiro Arita", "Ken Sugimori", "Kagemaru Himeno", "5ban Graphics", "Atsuko Nishida", "Naoki Saito",
-    "Ryota Murayama", "Yuka Morii", "Kouki Saitou", "Hasuno", "Taira Akitsu", "PLANETA Mochizuki",
+    "Mitsuhiro Arita",
+    "Ken Sugimori",
+    "Kagemaru Himeno",
+    "5ban Graphics",
+    "Atsuko Nishida",
+    "Naoki Saito",
+    "Ryota Murayama",
+    "Yuka Morii",
+    "Kouki Saitou",
+    "Hasuno",
+    "Taira Akitsu",
+    "PLANETA Mochizuki",
 ];
 const CONDITIONS: &[&str] = &["NM", "LP", "MP", "HP", "DM"];
 const COMPANIES: &[&str] = &["PSA", "CGC", "BGS"];
@@ -206,7 +433,11 @@ fn expansions(rng: &mut Rng, count: usize) -> Vec<Expansion> {
             let reprint_only = i % 25 == 24;
             let year = 1999 + i * 27 / count.max(1);
             let date = format!("{year}/{:02}/{:02}", 1 + rng.below(12), 1 + rng.below(28));
-            let id = if japanese { format!("s{i}_ja") } else { format!("s{i}") };
+            let id = if japanese {
+                format!("s{i}_ja")
+            } else {
+                format!("s{i}")
+            };
             Expansion {
                 id,
                 japanese,
@@ -218,12 +449,20 @@ fn expansions(rng: &mut Rng, count: usize) -> Vec<Expansion> {
 }
 
 fn write_expansion(out: &mut String, e: &Expansion, size: usize) {
-    let (language, code) = if e.japanese { ("Japanese", "JA") } else { ("English", "EN") };
+    let (language, code) = if e.japanese {
+        ("Japanese", "JA")
+    } else {
+        ("English", "EN")
+    };
     let _ = write!(
         out,
         r#"{{"id":"{}","name":"{} {}","series":"Series {}","code":"{}","total":{size},"printed_total":{},"language":"{language}","language_code":"{code}","release_date":"{}","is_online_only":false"#,
         e.id,
-        if e.reprint_only { "Premium Collection" } else { "Expansion" },
+        if e.reprint_only {
+            "Premium Collection"
+        } else {
+            "Expansion"
+        },
         e.id.to_uppercase(),
         e.date.get(..4).unwrap_or("2000"),
         e.id.to_uppercase(),
@@ -231,7 +470,11 @@ fn write_expansion(out: &mut String, e: &Expansion, size: usize) {
         e.date,
     );
     if e.japanese {
-        let _ = write!(out, r#","translation":{{"en":{{"name":"Expansion {}"}}}}"#, e.id.to_uppercase());
+        let _ = write!(
+            out,
+            r#","translation":{{"en":{{"name":"Expansion {}"}}}}"#,
+            e.id.to_uppercase()
+        );
     }
     out.push('}');
 }
@@ -243,7 +486,8 @@ fn words(rng: &mut Rng, vocab: &[&str], min: usize, max: usize) -> String {
         if i > 0 {
             s.push(' ');
         }
-        s.push_str(*rng.pick(vocab));
+        let word: &str = rng.pick::<&str>(vocab);
+        s.push_str(word);
     }
     s
 }
@@ -252,7 +496,7 @@ fn write_prices(out: &mut String, rng: &mut Rng, currency: &str) {
     out.push_str(",\"prices\":[");
     let base = 0.25 + rng.below(4000) as f64 / 20.0;
     let raw = 1 + usize::from(rng.chance(25));
-    for i in 0..raw {
+    for (i, condition) in CONDITIONS.iter().enumerate().take(raw) {
         if i > 0 {
             out.push(',');
         }
@@ -260,7 +504,7 @@ fn write_prices(out: &mut String, rng: &mut Rng, currency: &str) {
         let _ = write!(
             out,
             r#"{{"type":"raw","condition":"{}","is_perfect":false,"is_signed":false,"is_error":false,"low":{:.2},"market":{:.2},"currency":"{currency}"}}"#,
-            CONDITIONS[i],
+            condition,
             market * 0.8,
             market
         );
@@ -285,7 +529,11 @@ fn write_prices(out: &mut String, rng: &mut Rng, currency: &str) {
 fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, printings: &[&str]) {
     let (rarity, rarity_code) = *rng.weighted(RARITIES, RARITY_WEIGHTS);
     let species = rng.below(NAMES.len());
-    let suffix = if rng.chance(20) { Some(*rng.pick(SUFFIXES)) } else { None };
+    let suffix = if rng.chance(20) {
+        Some(*rng.pick(SUFFIXES))
+    } else {
+        None
+    };
     let type_index = rng.below(TYPES.len());
     let hp = 30 + 10 * rng.below(if suffix.is_some() { 31 } else { 15 });
     let english_name = match suffix {
@@ -309,7 +557,11 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
     let _ = write!(
         out,
         r#","supertype":"{}","subtypes":["Basic"{}],"hp":"{hp}","types":["{}"]"#,
-        if e.japanese { "ポケモン" } else { "Pokémon" },
+        if e.japanese {
+            "ポケモン"
+        } else {
+            "Pokémon"
+        },
         suffix.map(|s| format!(",\"{s}\"")).unwrap_or_default(),
         types[type_index],
     );
@@ -335,15 +587,23 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
     let weakness = TYPES[(type_index + 1) % TYPES.len()];
     let retreat = rng.below(4);
     let retreat_cost: Vec<&str> = (0..retreat).map(|_| "Colorless").collect();
-    let _ = write!(out, r#"],"weaknesses":[{{"type":"{weakness}","value":"×2"}}],"retreat_cost":"#);
+    let _ = write!(
+        out,
+        r#"],"weaknesses":[{{"type":"{weakness}","value":"×2"}}],"retreat_cost":"#
+    );
     json_list(out, &retreat_cost);
     let _ = write!(
         out,
         r#","converted_retreat_cost":{retreat},"number":"{number}","printed_number":"{number:03}/{}","rarity":"{rarity}","rarity_code":"{rarity_code}","artist":"#,
         200
     );
-    json_str(out, *rng.pick(ARTISTS));
-    let (language, code) = if e.japanese { ("Japanese", "JA") } else { ("English", "EN") };
+    let artist: &str = rng.pick::<&str>(ARTISTS);
+    json_str(out, artist);
+    let (language, code) = if e.japanese {
+        ("Japanese", "JA")
+    } else {
+        ("English", "EN")
+    };
     let _ = write!(
         out,
         r#","language":"{language}","language_code":"{code}","expansion_id":"{}","national_pokedex_numbers":[{}],"flavor_text":"#,
@@ -363,7 +623,11 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
         json_list(out, printings);
     }
     out.push_str(",\"variants\":[");
-    let variant_names: &[&str] = if rng.chance(50) { &["normal", "reverseHolofoil"] } else { &["holofoil"] };
+    let variant_names: &[&str] = if rng.chance(50) {
+        &["normal", "reverseHolofoil"]
+    } else {
+        &["holofoil"]
+    };
     let currency = if e.japanese { "JPY" } else { "USD" };
     for (v, name) in variant_names.iter().enumerate() {
         if v > 0 {
@@ -477,7 +741,10 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     fs::write(root.join("expansions").join("expansions.json"), out)?;
     fs::write(
         root.join("catalog.json"),
-        format!("{{\"name\":\"{}\",\"title\":\"Synthetic catalog ({} cards, seed {})\"}}\n", options.catalog, written, options.seed),
+        format!(
+            "{{\"name\":\"{}\",\"title\":\"Synthetic catalog ({} cards, seed {})\"}}\n",
+            options.catalog, written, options.seed
+        ),
     )?;
     Ok(stats)
 }
@@ -491,12 +758,19 @@ mod tests {
         let base = std::env::temp_dir().join(format!("cardex-gen-test-{}", std::process::id()));
         let a = base.join("a");
         let b = base.join("b");
-        let options = Options { cards: 700, ..Options::default() };
+        let options = Options {
+            cards: 700,
+            ..Options::default()
+        };
         let sa = write_snapshot(&a, &options).unwrap();
         let sb = write_snapshot(&b, &options).unwrap();
         assert_eq!(sa, sb);
         assert_eq!(sa.cards, 700);
-        for file in ["expansions/expansions.json", "cards/s0.json", "cards/s3_ja.json"] {
+        for file in [
+            "expansions/expansions.json",
+            "cards/s0.json",
+            "cards/s3_ja.json",
+        ] {
             let x = fs::read(a.join("tcg").join(file)).unwrap();
             let y = fs::read(b.join("tcg").join(file)).unwrap();
             assert_eq!(x, y, "{file}");
@@ -512,6 +786,9 @@ mod tests {
         for _ in 0..10_000 {
             counts[rng.below(10)] += 1;
         }
-        assert!(counts.iter().all(|&c| (800..1200).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (800..1200).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

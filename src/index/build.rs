@@ -20,7 +20,6 @@ use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
 use crate::text::{fold_into, whole_number, words};
 
-
 /// The number of records per chunk for a collection of `n`: sixteen chunks, but no chunk
 /// smaller than 4,096 records. A function of `n` only, never of the thread count.
 fn chunk_len(n: usize) -> usize {
@@ -224,7 +223,9 @@ impl Visit for ChunkBuilder {
                     push_id(field.numbers.entry(number_key(x)).or_default(), doc);
                 }
             }
-            Scalar::Bool(b) => field.add_str(if b { "true" } else { "false" }, doc, &mut self.scratch),
+            Scalar::Bool(b) => {
+                field.add_str(if b { "true" } else { "false" }, doc, &mut self.scratch)
+            }
         }
         push_id(&mut field.exists, doc);
     }
@@ -270,8 +271,18 @@ fn merge_field(parts: Vec<PartialField>) -> Field {
         kind,
         exists: bitmap(exists),
         terms: Vocab::from_unsorted(terms.into_iter().map(|(t, ids)| (t, bitmap(ids))).collect()),
-        numbers: NumVocab::from_unsorted(numbers.into_iter().map(|(n, ids)| (n, bitmap(ids))).collect()),
-        numeric_strings: NumVocab::from_unsorted(numeric_strings.into_iter().map(|(n, ids)| (n, bitmap(ids))).collect()),
+        numbers: NumVocab::from_unsorted(
+            numbers
+                .into_iter()
+                .map(|(n, ids)| (n, bitmap(ids)))
+                .collect(),
+        ),
+        numeric_strings: NumVocab::from_unsorted(
+            numeric_strings
+                .into_iter()
+                .map(|(n, ids)| (n, bitmap(ids)))
+                .collect(),
+        ),
         holds_objects,
     }
 }
@@ -282,7 +293,10 @@ fn bitmap(ids: Ids) -> RoaringBitmap {
 }
 
 /// Appends the ids of `from` to those of `into`, term by term (`from` is a later chunk).
-fn unite<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, Ids>, from: impl IntoIterator<Item = (K, Ids)>) {
+fn unite<K: std::hash::Hash + Eq>(
+    into: &mut FxHashMap<K, Ids>,
+    from: impl IntoIterator<Item = (K, Ids)>,
+) {
     for (key, ids) in from {
         match into.entry(key) {
             Entry::Occupied(mut e) => e.get_mut().extend(ids),

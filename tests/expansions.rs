@@ -1,0 +1,117 @@
+//! Expansions: list, search, language scope, one by id, default order.
+
+mod support;
+
+use cardex::{ItemRequest, SearchRequest};
+use support::{catalog, json};
+
+fn expansion_ids(catalog_name: &str, req: SearchRequest<'_>) -> Vec<String> {
+    let c = catalog(catalog_name);
+    let page = c.search_expansions(&req).unwrap();
+    page.record_ids()
+        .iter()
+        .map(|&i| c.expansions().record_id(i).into_owned())
+        .collect()
+}
+
+#[test]
+fn default_order_is_release_date_then_id_with_missing_dates_last() {
+    assert_eq!(
+        expansion_ids("pokemon", SearchRequest::new("")),
+        ["emc", "ltc", "bfl_ja", "ddw", "ssm_ja"]
+    );
+    assert_eq!(
+        expansion_ids("onepiece", SearchRequest::new("")),
+        ["OP01", "OP02", "PRB01"]
+    );
+}
+
+#[test]
+fn expansions_are_searchable_with_q() {
+    assert_eq!(
+        expansion_ids("onepiece", SearchRequest::new("series:\"Premium Booster\"")),
+        ["PRB01"]
+    );
+    assert_eq!(
+        expansion_ids("pokemon", SearchRequest::new("language:japanese")),
+        ["bfl_ja", "ssm_ja"]
+    );
+    assert_eq!(
+        expansion_ids("pokemon", SearchRequest::new("-language:japanese")),
+        ["emc", "ltc", "ddw"]
+    );
+    assert_eq!(
+        expansion_ids("pokemon", SearchRequest::new("total:[* TO 1000]")).len(),
+        5
+    );
+    assert_eq!(
+        expansion_ids("pokemon", SearchRequest::new("release_date:*")).len(),
+        4
+    );
+    // Japanese expansions are found by their English name too.
+    let by_english = expansion_ids(
+        "pokemon",
+        SearchRequest::new("translation.en.name:*").lang("ja"),
+    );
+    assert_eq!(by_english, ["bfl_ja", "ssm_ja"]);
+}
+
+#[test]
+fn one_expansion_by_id() {
+    let c = catalog("onepiece");
+    let item = c.expansion("PRB01", &ItemRequest::default()).unwrap();
+    let e = json(item.json());
+    assert_eq!(e["id"], "PRB01");
+    assert_eq!(json(&item.to_json())["data"], e);
+    // Ids are looked up exactly, or when unambiguous, folded.
+    assert_eq!(
+        json(
+            c.expansion("prb01", &ItemRequest::default())
+                .unwrap()
+                .json()
+        )["id"],
+        "PRB01"
+    );
+    let err = c.expansion("nope", &ItemRequest::default()).unwrap_err();
+    assert_eq!((err.status(), err.code()), (404, "not_found"));
+    let selected = c
+        .expansion(
+            "OP01",
+            &ItemRequest {
+                select: Some("name"),
+                include: None,
+            },
+        )
+        .unwrap();
+    assert_eq!(json(selected.json()).as_object().unwrap().len(), 2);
+}
+
+#[test]
+fn include_does_not_apply_to_expansions() {
+    let c = catalog("onepiece");
+    let err = c
+        .search_expansions(&SearchRequest::new("").include("prices"))
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid_parameter");
+    assert!(c
+        .expansion(
+            "OP01",
+            &ItemRequest {
+                select: None,
+                include: Some("prices")
+            }
+        )
+        .is_err());
+}
+
+#[test]
+fn order_expansions_by_field() {
+    let newest = expansion_ids("pokemon", SearchRequest::new("").order_by("-release_date"));
+    assert_eq!(
+        newest,
+        ["ddw", "bfl_ja", "ltc", "emc", "ssm_ja"],
+        "missing dates stay last, even descending"
+    );
+    let by_name = expansion_ids("onepiece", SearchRequest::new("").order_by("name"));
+    assert_eq!(by_name.len(), 3);
+}

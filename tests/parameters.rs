@@ -1,0 +1,115 @@
+//! Request parameters: defaults, limits, aliases, and the typed errors for bad ones.
+
+mod support;
+
+use cardex::{Error, ParameterErrorKind, SearchRequest};
+use support::{catalog, search_error};
+
+#[test]
+fn defaults() {
+    let req = SearchRequest::default();
+    assert_eq!((req.q, req.page, req.page_size), ("", 1, 100));
+    let page = catalog("pokemon").search(&req).unwrap();
+    assert_eq!((page.page(), page.page_size(), page.count()), (1, 100, 34));
+}
+
+#[test]
+fn paging_limits() {
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").page(0)),
+        "invalid `page` value `0`: pages count from 1"
+    );
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").page_size(101)),
+        "invalid `page_size` value `101`: the page size is 1 to 100"
+    );
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").page_size(0)),
+        "invalid `page_size` value `0`: the page size is 1 to 100"
+    );
+    assert!(catalog("onepiece")
+        .search(&SearchRequest::new("").page_size(100))
+        .is_ok());
+    assert!(catalog("onepiece")
+        .search(&SearchRequest::new("").page(u32::MAX))
+        .is_ok());
+}
+
+#[test]
+fn order_by_errors() {
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").order_by("rarty")),
+        "invalid `order_by` value `rarty`: no record has a value at `rarty` (did you mean `rarity`?)"
+    );
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").order_by("name,,id")),
+        "invalid `order_by` value `name,,id`: each key is a field name, `-` before it for descending"
+    );
+    assert_eq!(
+        search_error("pokemon", SearchRequest::new("").order_by("legalities")),
+        "invalid `order_by` value `legalities`: no record has a value at `legalities`"
+    );
+}
+
+#[test]
+fn select_and_include_errors() {
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").select("nmae")),
+        "invalid `select` value `nmae`: no record has a top-level field `nmae` (did you mean `name`?)"
+    );
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").select("variants.name")),
+        "invalid `select` value `variants.name`: `variants.name` is not a top-level field; select takes top-level fields only"
+    );
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").include("price")),
+        "invalid `include` value `price`: the parts are `prices` and `pop_reports`"
+    );
+}
+
+#[test]
+fn unknown_and_repeated_parameters_are_errors() {
+    // A wrong parameter shape fails loudly instead of returning everything
+    // (pokemon-tcg-data #572).
+    let err = SearchRequest::from_params([("name", "pikachu")]).unwrap_err();
+    assert_eq!((err.status(), err.code()), (400, "unknown_parameter"));
+    let Error::Parameter(p) = &err else { panic!() };
+    assert!(matches!(p.kind(), ParameterErrorKind::Unknown { .. }));
+    assert_eq!(err.to_body()["error"]["details"]["allowed"][0], "q");
+    let err = SearchRequest::from_params([("page", "1"), ("page", "2")]).unwrap_err();
+    assert_eq!(err.code(), "invalid_parameter");
+}
+
+#[test]
+fn camel_case_parameter_names() {
+    let req = SearchRequest::from_params([
+        ("pageSize", "2"),
+        ("orderBy", "-power"),
+        ("q", "type:character"),
+    ])
+    .unwrap();
+    let page = catalog("onepiece").search(&req).unwrap();
+    assert_eq!(page.count(), 2);
+    let snake = SearchRequest::from_params([
+        ("page_size", "2"),
+        ("order_by", "-power"),
+        ("q", "type:character"),
+    ])
+    .unwrap();
+    assert_eq!(catalog("onepiece").search(&snake).unwrap(), page);
+}
+
+#[test]
+fn error_bodies_follow_the_contract() {
+    let err = catalog("onepiece")
+        .search(&SearchRequest::new("").page(0))
+        .unwrap_err();
+    let body = err.to_body();
+    assert_eq!(body["error"]["status"], 400);
+    assert_eq!(body["error"]["code"], "invalid_parameter");
+    assert_eq!(body["error"]["details"]["parameter"], "page");
+    assert_eq!(
+        body["error"]["message"],
+        "invalid `page` value `0`: pages count from 1"
+    );
+}

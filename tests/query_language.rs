@@ -1,0 +1,349 @@
+//! The `q` language on the bundled snapshot: every example of the spec and the contract
+//! as written, and the matching rules of contract section 3.
+
+mod support;
+
+use cardex::SearchRequest;
+use support::{ids, ids_with};
+
+#[test]
+fn spec_printings_and_rarity_code() {
+    assert_eq!(
+        ids("onepiece", "printings:PRB01 AND rarity_code:SR"),
+        ["OP01-013", "OP02-013"]
+    );
+    // Implicit AND means the same.
+    assert_eq!(
+        ids("onepiece", "printings:PRB01 rarity_code:SR"),
+        ["OP01-013", "OP02-013"]
+    );
+}
+
+#[test]
+fn spec_rarity_name_with_spaces_is_quoted() {
+    assert_eq!(
+        ids("onepiece", r#"rarity:"Super Rare""#),
+        ["OP01-013", "OP01-047", "OP02-013"]
+    );
+    assert_eq!(
+        ids("onepiece", "rarity_code:SR"),
+        ids("onepiece", r#"rarity:"Super Rare""#)
+    );
+}
+
+#[test]
+fn spec_printings_matches_every_card_that_appeared_in_the_expansion() {
+    // PRB01 is reprint-only: no card has it as expansion_id, four reach it by printings.
+    assert_eq!(ids("onepiece", "expansion_id:PRB01"), Vec::<String>::new());
+    assert_eq!(
+        ids("onepiece", "printings:PRB01"),
+        ["OP01-013", "OP01-016", "OP01-061", "OP02-013"]
+    );
+    // A card's own expansion is always among its printings.
+    assert_eq!(
+        ids("onepiece", "printings:OP02"),
+        ids("onepiece", "expansion_id:OP02")
+    );
+}
+
+#[test]
+fn keyword_fields_match_whole_values_after_folding() {
+    assert_eq!(
+        ids("onepiece", "rarity_code:sr"),
+        ids("onepiece", "rarity_code:SR")
+    );
+    assert_eq!(
+        ids("onepiece", "rarity:super"),
+        Vec::<String>::new(),
+        "a keyword value matches whole"
+    );
+    assert_eq!(
+        ids("onepiece", "variants.name:\"manga alt art\""),
+        ["OP01-120"]
+    );
+    assert_eq!(ids("pokemon", "subtypes:\"TAG TEAM\""), ["ltc-10"]);
+    assert_eq!(
+        ids("pokemon", "weaknesses.type:water").len(),
+        ids("pokemon", "weaknesses.type:Water").len()
+    );
+}
+
+#[test]
+fn text_fields_match_consecutive_words() {
+    assert_eq!(
+        ids("pokemon", "name:charizard"),
+        ["emc-6", "emc-199", "ltc-2"]
+    );
+    // `Charizard-EX` holds the words `charizard` and `ex` too: folding makes `ex` and `EX` one.
+    assert_eq!(
+        ids("pokemon", "name:\"charizard ex\""),
+        ["emc-6", "emc-199", "ltc-2"]
+    );
+    // Words must be consecutive and in order.
+    assert_eq!(
+        ids("pokemon", "name:\"ex charizard\""),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ids("pokemon", "attacks.name:\"Thunder Crash\""),
+        ["emc-50", "ltc-10"]
+    );
+    assert_eq!(
+        ids("pokemon", "attacks.name:\"Flame Burst\""),
+        ["emc-6", "emc-199", "ltc-2"]
+    );
+    // Punctuation separates words, so `Charizard-EX` is found as the phrase `charizard ex`.
+    assert_eq!(
+        ids("pokemon", "name:Charizard-EX"),
+        ["emc-6", "emc-199", "ltc-2"]
+    );
+}
+
+#[test]
+fn bare_values_search_name() {
+    assert_eq!(
+        ids("pokemon", "charizard"),
+        ids("pokemon", "name:charizard")
+    );
+    assert_eq!(
+        ids("pokemon", "\"charizard ex\""),
+        ids("pokemon", "name:\"charizard ex\"")
+    );
+    assert_eq!(ids("onepiece", "nami"), ["OP01-016"]);
+}
+
+#[test]
+fn exact_match_with_bang() {
+    assert_eq!(ids("pokemon", "!name:pikachu"), ["emc-49", "ltc-10a"]);
+    assert_eq!(
+        ids("pokemon", "name:pikachu"),
+        ["emc-49", "ltc-10", "ltc-10a"]
+    );
+    assert_eq!(ids("pokemon", "!pikachu"), ["emc-49", "ltc-10a"]);
+    assert_eq!(ids("pokemon", "!name:\"Pikachu & Zekrom-GX\""), ["ltc-10"]);
+    assert_eq!(
+        ids("pokemon", "!name:\"pikachu zekrom gx\""),
+        Vec::<String>::new(),
+        "exact is on the whole text"
+    );
+}
+
+#[test]
+fn or_not_minus_and_parentheses() {
+    assert_eq!(
+        ids("pokemon", "name:raichu OR name:flabebe"),
+        ["emc-50", "emc-84"]
+    );
+    let all_charizards = ids("pokemon", "name:charizard");
+    assert_eq!(
+        ids("pokemon", "name:charizard -subtypes:ex"),
+        Vec::<String>::new(),
+        "ex and EX fold alike"
+    );
+    assert_eq!(
+        ids("pokemon", "name:charizard NOT rarity:\"Double Rare\""),
+        ["emc-199", "ltc-2"]
+    );
+    assert_eq!(
+        ids(
+            "pokemon",
+            "name:charizard (rarity_code:SIR OR legalities.standard:banned)"
+        ),
+        ["emc-199", "ltc-2"]
+    );
+    assert_eq!(all_charizards.len(), 3);
+    assert_eq!(ids("pokemon", "-(-name:charizard)"), all_charizards);
+}
+
+#[test]
+fn grouped_values() {
+    assert_eq!(
+        ids("onepiece", "id:(OP01-016 OR OP02-013)"),
+        ["OP01-016", "OP02-013"]
+    );
+    assert_eq!(
+        ids("onepiece", "rarity_code:(SR OR SEC)"),
+        ids("onepiece", "rarity_code:SR OR rarity_code:SEC")
+    );
+    assert_eq!(ids("onepiece", "colors:(red AND green)"), ["OP02-001"]);
+    assert_eq!(
+        ids("onepiece", "-colors:(red OR green)").len()
+            + ids("onepiece", "colors:(red OR green)").len(),
+        14
+    );
+    assert_eq!(
+        ids("pokemon", "!name:(pikachu OR raichu)"),
+        ["emc-49", "emc-50", "ltc-10a"]
+    );
+}
+
+#[test]
+fn wildcards() {
+    // Charmander, Charmeleon, and the three Charizards.
+    assert_eq!(
+        ids("pokemon", "name:char*"),
+        ["emc-4", "emc-5", "emc-6", "emc-199", "ltc-2"]
+    );
+    assert_eq!(ids("pokemon", "name:*zard"), ["emc-6", "emc-199", "ltc-2"]);
+    assert_eq!(ids("pokemon", "name:char*der"), ["emc-4"]);
+    assert_eq!(
+        ids("pokemon", "name:p?kachu"),
+        ids("pokemon", "name:pikachu")
+    );
+    assert_eq!(
+        ids("onepiece", "rarity:*rare").len(),
+        ids("onepiece", "rarity_code:(R OR SR OR SEC)").len()
+    );
+    // Quoted values are literal: no wildcard.
+    assert_eq!(
+        ids("pokemon", "name:\"char*\""),
+        ids("pokemon", "name:char")
+    );
+    // `field:*` is "has the field".
+    // Trainers and the Energy have no hp.
+    assert_eq!(ids("pokemon", "hp:*").len(), 29);
+    assert_eq!(
+        ids("pokemon", "-hp:*"),
+        ["emc-172", "emc-230", "ltc-101", "bfl_ja-68", "ddw-204"]
+    );
+}
+
+#[test]
+fn ranges_and_comparisons() {
+    let hp = |q: &str| ids("pokemon", q);
+    assert_eq!(hp("hp:[340 TO *]"), ["ddw-3"]);
+    assert_eq!(hp("hp:[* TO 40]"), ["emc-84"]);
+    assert_eq!(hp("hp>=100"), hp("hp:[100 TO *]"));
+    assert_eq!(hp("hp>100"), hp("hp:{100 TO *]"));
+    assert_eq!(hp("hp<100"), hp("hp:[* TO 100}"));
+    assert_eq!(hp("hp<=100"), hp("hp:[* TO 100]"));
+    assert_eq!(
+        hp("hp:[100 TO 200]").len(),
+        hp("hp>=100").len() - hp("hp>200").len()
+    );
+    assert_eq!(
+        hp("national_pokedex_numbers:[1 TO 9] name:charizard"),
+        ["emc-6", "emc-199", "ltc-2"]
+    );
+    assert_eq!(
+        ids("onepiece", "power>=7000 type:character").len(),
+        ids("onepiece", "power:[7000 TO *] type:character").len()
+    );
+    assert_eq!(
+        ids("onepiece", "variants.prices.market>1000"),
+        ["OP01-013", "OP01-120"]
+    );
+    assert_eq!(ids("onepiece", "variants.prices.market>2000"), ["OP01-120"]);
+    // A JSON number matches the same number.
+    assert_eq!(ids("onepiece", "cost:3"), ids("onepiece", "cost:[3 TO 3]"));
+}
+
+#[test]
+fn dotted_paths_and_camel_case_aliases() {
+    assert_eq!(
+        ids("onepiece", "rarityCode:SR"),
+        ids("onepiece", "rarity_code:SR")
+    );
+    assert_eq!(
+        ids("onepiece", "expansionId:OP02"),
+        ids("onepiece", "expansion_id:OP02")
+    );
+    assert_eq!(
+        ids("pokemon", "attacks.convertedEnergyCost>=4"),
+        ids("pokemon", "attacks.converted_energy_cost>=4")
+    );
+    assert_eq!(ids("pokemon", "legalities.expanded:banned"), ["ltc-10"]);
+    assert_eq!(ids("onepiece", "variants.pop_reports.company:PSA").len(), 4);
+    assert_eq!(
+        ids("onepiece", "variants.prices.is_perfect:true"),
+        ["OP01-120"]
+    );
+}
+
+#[test]
+fn every_field_that_occurs_is_searchable() {
+    let catalog = support::catalog("pokemon");
+    for (_, field) in catalog.cards().index().fields() {
+        if field.has_values() {
+            let q = format!("{}:*", field.path());
+            let found = catalog
+                .search(&SearchRequest::new(&q))
+                .unwrap()
+                .total_count();
+            assert_eq!(found, field.exists().len(), "{q}");
+            assert!(found > 0, "{q}");
+        }
+    }
+}
+
+#[test]
+fn folding_accents_quotes_and_width() {
+    // Accents: `flabebe` finds Flabébé and the other way round.
+    assert_eq!(ids("pokemon", "flabebe"), ["emc-84"]);
+    assert_eq!(ids("pokemon", "FLABÉBÉ"), ["emc-84"]);
+    // Typographic and plain apostrophes are the same.
+    assert_eq!(ids("pokemon", "name:\"professor's research\""), ["ltc-101"]);
+    assert_eq!(ids("pokemon", "name:\"Professor’s Research\""), ["ltc-101"]);
+    // Full-width Latin folds to ASCII.
+    assert_eq!(
+        ids("onepiece", "rarity_code:ＳＲ"),
+        ids("onepiece", "rarity_code:SR")
+    );
+    // `Pokémon` and `pokemon` are one value of supertype.
+    assert_eq!(
+        ids("pokemon", "supertype:pokemon").len(),
+        ids("pokemon", "supertype:Pokémon").len()
+    );
+}
+
+#[test]
+fn punctuation_in_values() {
+    // Parentheses and an apostrophe inside a quoted value (pokemon-tcg-api #109).
+    assert_eq!(
+        ids("pokemon", "name:\"Boss's Orders (Ghetsis)\""),
+        ["emc-172"]
+    );
+    assert_eq!(
+        ids("pokemon", "!name:\"Boss's Orders (Ghetsis)\""),
+        ["emc-172"]
+    );
+    // `&` needs no escaping (#107).
+    assert_eq!(ids("pokemon", "name:\"Pikachu & Zekrom-GX\""), ["ltc-10"]);
+    assert_eq!(ids("pokemon", "name:pikachu&zekrom"), ["ltc-10"]);
+}
+
+#[test]
+fn cjk_words_and_substrings() {
+    // A change of script ends a word: `リザードンex` is `リザードン` + `ex`.
+    assert_eq!(ids("pokemon", "name:リザードン"), ["bfl_ja-4", "bfl_ja-90"]);
+    assert_eq!(
+        ids("pokemon", "name:\"リザードン ex\""),
+        ["bfl_ja-4", "bfl_ja-90"]
+    );
+    // A CJK query word also matches inside a longer word.
+    assert_eq!(ids("pokemon", "name:ザード"), ["bfl_ja-4", "bfl_ja-90"]);
+    // Half-width katakana folds to full width.
+    assert_eq!(
+        ids("pokemon", "flavor_text:ﾘｻﾞｰﾄﾞﾝ"),
+        ids("pokemon", "flavor_text:リザードン")
+    );
+    assert!(ids("pokemon", "flavor_text:リザードン").contains(&"bfl_ja-4".to_string()));
+    // Keyword fields stay whole-value: no substring.
+    assert_eq!(
+        ids("pokemon", "types:炎").len(),
+        ids_with("pokemon", SearchRequest::new("types:炎").lang("ja")).len()
+    );
+}
+
+#[test]
+fn empty_query_matches_everything() {
+    assert_eq!(ids("onepiece", "").len(), 14);
+    assert_eq!(ids("onepiece", "   ").len(), 14);
+    assert_eq!(ids("pokemon", "").len(), 34);
+}
+
+#[test]
+fn known_field_with_unknown_value_matches_nothing() {
+    assert_eq!(ids("onepiece", "rarity_code:ZZZ"), Vec::<String>::new());
+    assert_eq!(ids("pokemon", "name:\"...\""), Vec::<String>::new());
+}

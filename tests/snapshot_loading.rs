@@ -1,0 +1,281 @@
+//! Loading snapshots: a broken snapshot is refused whole with a typed error naming the
+//! file and the record (and line and column for JSON syntax); loading does not depend on
+//! file order or thread count.
+
+mod support;
+
+use std::fmt::Write as _;
+
+use cardex::{Engine, LoadErrorKind};
+use support::{copy_tree, data_dir, TempDir};
+
+/// A minimal valid catalog, to break one piece at a time.
+fn base(dir: &TempDir) {
+    dir.write(
+        "c/expansions/sets.json",
+        r#"[{"id":"e1","release_date":"2024/01/02"},{"id":"e2"}]"#,
+    );
+    dir.write("c/cards/a.json", "[\n  {\"id\": \"a\", \"expansion_id\": \"e1\"},\n  {\"id\": \"b\", \"expansion_id\": \"e2\"}\n]");
+}
+
+fn open_err(dir: &TempDir) -> cardex::LoadError {
+    Engine::open(dir.path()).expect_err("the snapshot must be refused")
+}
+
+fn rel(dir: &TempDir, err: &cardex::LoadError) -> String {
+    err.to_string()
+        .replace(&format!("{}/", dir.path().display()), "")
+}
+
+#[test]
+fn a_valid_minimal_snapshot_loads() {
+    let dir = TempDir::new("ok");
+    base(&dir);
+    let engine = Engine::open(dir.path()).unwrap();
+    assert_eq!(engine.catalog("c").unwrap().cards().len(), 2);
+}
+
+#[test]
+fn json_syntax_errors_name_file_line_and_column() {
+    let dir = TempDir::new("syntax");
+    base(&dir);
+    dir.write(
+        "c/cards/b.json",
+        "[\n  {\"id\": \"x\", \"expansion_id\": \"e1\",}\n]",
+    );
+    let err = open_err(&dir);
+    assert!(
+        matches!(
+            err.kind(),
+            LoadErrorKind::Json {
+                line: 2,
+                column: 36,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        rel(&dir, &err),
+        "c/cards/b.json:2:36: invalid JSON: trailing comma"
+    );
+    assert_eq!(err.path().unwrap(), dir.path().join("c/cards/b.json"));
+}
+
+#[test]
+fn record_errors_name_file_record_and_id() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "[1]",
+            "record 0: expected a JSON object, found a number",
+            "not an object",
+        ),
+        (
+            r#"[{"expansion_id":"e1"}]"#,
+            "record 0: required field `id` is missing",
+            "no id",
+        ),
+        (
+            r#"[{"id":"z"}]"#,
+            "record 0 (id `z`): required field `expansion_id` is missing",
+            "no expansion_id",
+        ),
+        (
+            r#"[{"id":"z","expansion_id":"nope"}]"#,
+            "record 0 (id `z`): `expansion_id` names `nope`, which is no expansion of catalog `c`",
+            "unknown expansion",
+        ),
+        (
+            r#"[{"id":"ok","expansion_id":"e1"},{"id":7,"expansion_id":"e1"}]"#,
+            "record 1: field `id` must be a non-empty string, found a number",
+            "id type",
+        ),
+        (
+            r#"[{"id":"z","expansion_id":"e1","printings":"e1"}]"#,
+            "record 0 (id `z`): field `printings` must be an array of strings, found a string",
+            "printings",
+        ),
+        (
+            r#"{"id":"z"}"#,
+            "expected a JSON array of records, found an object",
+            "not an array",
+        ),
+    ];
+    for (text, expected, what) in cases {
+        let dir = TempDir::new("record");
+        base(&dir);
+        dir.write("c/cards/b.json", text);
+        let err = open_err(&dir);
+        assert_eq!(
+            rel(&dir, &err),
+            format!("c/cards/b.json: {expected}"),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn duplicate_ids_name_both_places() {
+    let dir = TempDir::new("dup");
+    base(&dir);
+    dir.write(
+        "c/cards/b.json",
+        r#"[{"id":"q","expansion_id":"e1"},{"id":"a","expansion_id":"e2"}]"#,
+    );
+    let err = open_err(&dir);
+    assert_eq!(rel(&dir, &err), "c/cards/b.json: record 1 (id `a`): duplicate id `a`: record 0 of c/cards/a.json has it too");
+    let dir = TempDir::new("dup-exp");
+    base(&dir);
+    dir.write("c/expansions/more.json", r#"[{"id":"e1"}]"#);
+    assert!(matches!(
+        open_err(&dir).kind(),
+        LoadErrorKind::DuplicateId { .. }
+    ));
+}
+
+#[test]
+fn folder_and_file_errors() {
+    let dir = TempDir::new("empty");
+    assert_eq!(
+        rel(&dir, &open_err(&dir)).trim_start_matches(&dir.path().display().to_string()),
+        ": no catalog folders (expected <snapshot>/<catalog>/cards/*.json)"
+    );
+    let missing = Engine::open(dir.path().join("nope")).unwrap_err();
+    assert!(matches!(missing.kind(), LoadErrorKind::Io(_)));
+    let dir = TempDir::new("name");
+    dir.write("Bad Name/cards/x.json", "[]");
+    assert!(matches!(
+        open_err(&dir).kind(),
+        LoadErrorKind::InvalidCatalogName { .. }
+    ));
+    let dir = TempDir::new("utf8");
+    base(&dir);
+    std::fs::write(dir.path().join("c/cards/b.json"), b"[\"\xff\"]").unwrap();
+    assert_eq!(
+        rel(&dir, &open_err(&dir)),
+        "c/cards/b.json: file is not valid UTF-8"
+    );
+    let dir = TempDir::new("meta");
+    base(&dir);
+    dir.write("c/catalog.json", r#"{"name":"other"}"#);
+    assert_eq!(
+        rel(&dir, &open_err(&dir)),
+        "c/catalog.json: catalog.json names catalog `other`, but its folder is `c`"
+    );
+    let dir = TempDir::new("date");
+    base(&dir);
+    dir.write(
+        "c/expansions/sets.json",
+        r#"[{"id":"e1","release_date":"02/01/2024"},{"id":"e2"}]"#,
+    );
+    assert_eq!(rel(&dir, &open_err(&dir)), "c/expansions/sets.json: record 0 (id `e1`): field `release_date` must be a date `YYYY/MM/DD`, found `02/01/2024`");
+}
+
+#[test]
+fn other_files_are_ignored() {
+    let dir = TempDir::new("ignored");
+    base(&dir);
+    dir.write("c/cards/README.md", "not json");
+    dir.write("c/cards/.hidden.json", "not json");
+    dir.write("README.md", "snapshot notes");
+    dir.write(".git/config", "x");
+    assert_eq!(Engine::open(dir.path()).unwrap().catalogs().count(), 1);
+}
+
+/// Everything a load produced: every served record in order, and every posting list.
+fn fingerprint(engine: &Engine) -> String {
+    let mut out = String::new();
+    for catalog in engine.catalogs() {
+        for collection in [catalog.cards(), catalog.expansions()] {
+            for id in 0..collection.len() as u32 {
+                writeln!(out, "{}", collection.doc(id)).unwrap();
+            }
+            for (_, field) in collection.index().fields() {
+                write!(out, "{} {:?}", field.path(), field.exists()).unwrap();
+                for (term, postings) in field.terms().iter() {
+                    write!(out, " {term}={postings:?}").unwrap();
+                }
+                for (n, postings) in field.numbers().iter().chain(field.numeric_strings().iter()) {
+                    write!(out, " {n}={postings:?}").unwrap();
+                }
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn loading_does_not_depend_on_thread_count() {
+    let many = fingerprint(&Engine::open(data_dir()).unwrap());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let one = pool.install(|| fingerprint(&Engine::open(data_dir()).unwrap()));
+    same(&one, &many);
+    // And on a generated catalog large enough for several index chunks.
+    let dir = TempDir::new("threads");
+    cardex::generate::write_snapshot(
+        dir.path(),
+        &cardex::generate::Options {
+            cards: 9000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let many = fingerprint(&Engine::open(dir.path()).unwrap());
+    let one = pool.install(|| fingerprint(&Engine::open(dir.path()).unwrap()));
+    same(&one, &many);
+}
+
+/// Compares two fingerprints, reporting the first line that differs (they are long).
+#[track_caller]
+fn same(a: &str, b: &str) {
+    if let Some((x, y)) = a.lines().zip(b.lines()).find(|(x, y)| x != y) {
+        panic!(
+            "fingerprints differ:\n{}\n{}",
+            &x[..x.len().min(300)],
+            &y[..y.len().min(300)]
+        );
+    }
+    assert_eq!(a.len(), b.len(), "fingerprints differ in length");
+}
+
+#[test]
+fn loading_does_not_depend_on_file_order_or_split() {
+    let original = fingerprint(&Engine::open(data_dir()).unwrap());
+    let dir = TempDir::new("order");
+    copy_tree(&data_dir(), dir.path());
+    // Rename files so they sort differently, and split one file in two.
+    let cards = dir.path().join("pokemon/cards");
+    std::fs::rename(cards.join("emc.json"), cards.join("zz-last.json")).unwrap();
+    std::fs::rename(cards.join("ddw.json"), cards.join("00-first.json")).unwrap();
+    let text = std::fs::read_to_string(cards.join("ltc.json")).unwrap();
+    // Raw values keep each record's text (and key order) as written.
+    let mut records: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(&text).unwrap();
+    let tail = records.split_off(3);
+    std::fs::write(
+        cards.join("ltc.json"),
+        serde_json::to_string(&tail).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        cards.join("m-ltc-head.json"),
+        serde_json::to_string(&records).unwrap(),
+    )
+    .unwrap();
+    same(&fingerprint(&Engine::open(dir.path()).unwrap()), &original);
+}
+
+#[test]
+fn a_refused_snapshot_leaves_nothing_half_loaded() {
+    // Engine::open returns either a whole engine or an error: an engine that loaded before
+    // is untouched by a later failed open.
+    let good = Engine::open(data_dir()).unwrap();
+    let dir = TempDir::new("refused");
+    copy_tree(&data_dir(), dir.path());
+    dir.write("onepiece/cards/broken.json", "[{\"id\": ");
+    assert!(Engine::open(dir.path()).is_err());
+    assert_eq!(good.catalog("onepiece").unwrap().cards().len(), 14);
+}

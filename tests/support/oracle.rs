@@ -1,0 +1,383 @@
+//! A naive evaluator of the `q` language over plain JSON records, written from the
+//! contract alone, as the reference the engine is checked against.
+//!
+//! It walks each record for each query: no index, no plan. It shares only the folding,
+//! word and field-kind rules with the engine (`cardex::text`, `cardex::index::field_kind`,
+//! unit-tested on their own); matching, phrases, wildcards, numbers, the printings and
+//! translation rules and the default order are written again here.
+
+use std::cmp::Ordering;
+
+use cardex::index::{field_kind, snake_case, FieldKind};
+use cardex::query::{Bound, Expr, Term, Test, Value};
+use cardex::text::{fold, is_all_cjk, pattern_words, words};
+use serde_json::Value as Json;
+
+/// A collection of records as the contract says they are served: printings computed for
+/// cards, translations applied.
+pub struct Records {
+    pub records: Vec<Json>,
+}
+
+/// Applies the translation fallback (spec 2.3 rule 4) to a record.
+pub fn apply_translation(record: &mut Json) {
+    let Some(en) = record
+        .get("translation")
+        .and_then(|t| t.get("en"))
+        .and_then(Json::as_object)
+        .cloned()
+    else {
+        return;
+    };
+    let object = record.as_object_mut().expect("records are objects");
+    for (key, value) in en {
+        if value.is_null() {
+            continue;
+        }
+        if object.get(&key).is_none_or(Json::is_null) {
+            object.insert(key, value);
+        }
+    }
+}
+
+/// The printings rule of contract section 1.
+pub fn printings(card: &Json) -> Vec<String> {
+    let expansion = card["expansion_id"]
+        .as_str()
+        .expect("cards have expansion_id")
+        .to_string();
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |p: &str| {
+        if !out.iter().any(|q| q == p) {
+            out.push(p.to_string());
+        }
+    };
+    match card.get("printings").and_then(Json::as_array) {
+        Some(list) => list.iter().filter_map(Json::as_str).for_each(&mut add),
+        None => add(&expansion),
+    }
+    for variant in card
+        .get("variants")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for p in variant
+            .get("printings")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            add(p.as_str().expect("strings"));
+        }
+    }
+    add(&expansion);
+    out
+}
+
+/// A card as served: translation applied, printings computed.
+pub fn served_card(raw: &Json) -> Json {
+    let mut card = raw.clone();
+    apply_translation(&mut card);
+    let p = printings(&card);
+    card.as_object_mut().expect("object").insert(
+        "printings".into(),
+        Json::Array(p.into_iter().map(Json::String).collect()),
+    );
+    card
+}
+
+/// A scalar found at a path.
+#[derive(Debug, Clone)]
+enum Scalar {
+    Str(String),
+    Num(f64),
+}
+
+fn collect(value: &Json, path: &[&str], out: &mut Vec<Scalar>) {
+    match value {
+        Json::Array(items) => items.iter().for_each(|i| collect(i, path, out)),
+        Json::Object(map) if !path.is_empty() => {
+            if let Some(v) = map.get(path[0]) {
+                collect(v, &path[1..], out);
+            }
+        }
+        _ if !path.is_empty() => {}
+        Json::String(s) => out.push(Scalar::Str(s.clone())),
+        Json::Bool(b) => out.push(Scalar::Str(b.to_string())),
+        Json::Number(n) => out.push(Scalar::Num(n.as_f64().expect("finite"))),
+        _ => {}
+    }
+}
+
+/// The scalars of `record` at a dotted path, arrays looked through, nulls skipped.
+fn values(record: &Json, path: &str) -> Vec<Scalar> {
+    let segments: Vec<&str> = path.split('.').collect();
+    let mut out = Vec::new();
+    collect(record, &segments, &mut out);
+    out
+}
+
+impl Records {
+    /// Whether some record has a scalar at `path`.
+    pub fn knows(&self, path: &str) -> bool {
+        self.records.iter().any(|r| !values(r, path).is_empty())
+    }
+
+    /// The path a query's field name resolves to (as written, else snake_case).
+    pub fn resolve(&self, typed: &str) -> Option<String> {
+        if self.knows(typed) {
+            Some(typed.to_string())
+        } else {
+            let snake = snake_case(typed);
+            self.knows(&snake).then_some(snake)
+        }
+    }
+
+    /// The positions of the records matching `expr`, in input order.
+    pub fn matching(&self, expr: Option<&Expr>) -> Vec<usize> {
+        (0..self.records.len())
+            .filter(|&i| expr.is_none_or(|e| self.matches(e, &self.records[i])))
+            .collect()
+    }
+
+    fn matches(&self, expr: &Expr, record: &Json) -> bool {
+        match expr {
+            Expr::And(items) => items.iter().all(|e| self.matches(e, record)),
+            Expr::Or(items) => items.iter().any(|e| self.matches(e, record)),
+            Expr::Not(inner) => !self.matches(inner, record),
+            Expr::Term(term) => self.term(term, record),
+        }
+    }
+
+    fn term(&self, term: &Term, record: &Json) -> bool {
+        let typed = term.field.as_ref().map_or("name", |f| f.value.as_str());
+        let path = self
+            .resolve(typed)
+            .unwrap_or_else(|| panic!("the oracle only runs on known fields: {typed}"));
+        let vals = values(record, &path);
+        let kind = field_kind(&path);
+        match &term.test {
+            Test::Value(v) => value_matches(kind, &vals, v, term.exact),
+            Test::Compare(op, n) => {
+                let (lo, hi) = op.to_range(n.value);
+                numeric(&vals).any(|x| in_range(x, lo, hi))
+            }
+            Test::Group(alternatives) => alternatives.iter().any(|all| {
+                all.iter()
+                    .all(|v| value_matches(kind, &vals, v, term.exact))
+            }),
+        }
+    }
+}
+
+fn numeric(vals: &[Scalar]) -> impl Iterator<Item = f64> + '_ {
+    vals.iter().filter_map(|v| match v {
+        Scalar::Num(x) => Some(*x),
+        Scalar::Str(s) => whole_number(s),
+    })
+}
+
+/// Strings that are whole numbers: an optional sign, then ASCII digits.
+fn whole_number(s: &str) -> Option<f64> {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if digits.is_empty() || digits.len() > 18 || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<i64>().ok().map(|n| n as f64)
+}
+
+fn in_range(x: f64, lo: Bound, hi: Bound) -> bool {
+    let above = match lo {
+        Bound::Unbounded => true,
+        Bound::Inclusive(n) => x >= n,
+        Bound::Exclusive(n) => x > n,
+    };
+    let below = match hi {
+        Bound::Unbounded => true,
+        Bound::Inclusive(n) => x <= n,
+        Bound::Exclusive(n) => x < n,
+    };
+    above && below
+}
+
+/// A query value that reads as a number.
+fn query_number(raw: &str) -> Option<f64> {
+    let body = raw.strip_prefix('-').unwrap_or(raw);
+    let mut parts = body.splitn(2, '.');
+    let int = parts.next().unwrap_or("");
+    let frac = parts.next();
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if digits(int) && frac.is_none_or(digits) {
+        raw.parse().ok()
+    } else {
+        None
+    }
+}
+
+fn value_matches(kind: FieldKind, vals: &[Scalar], value: &Value, exact: bool) -> bool {
+    let (raw, quoted) = match value {
+        Value::Range(r) => return numeric(vals).any(|x| in_range(x, r.lower, r.upper)),
+        Value::Word(w) => (w.value.as_str(), false),
+        Value::Phrase(p) => (p.value.as_str(), true),
+    };
+    if raw == "*" && !quoted {
+        return !vals.is_empty();
+    }
+    let wildcard = !quoted && (raw.contains('*') || raw.contains('?'));
+    let q = fold(raw).into_owned();
+    let strings = vals.iter().filter_map(|v| match v {
+        Scalar::Str(s) => Some(fold(s).into_owned()),
+        Scalar::Num(_) => None,
+    });
+    let string_match = strings.into_iter().any(|s| match (kind, exact) {
+        (FieldKind::Keyword, _) | (FieldKind::Text, true) => {
+            if wildcard {
+                glob(&q, &s)
+            } else {
+                s == q
+            }
+        }
+        (FieldKind::Text, false) => phrase(&q, &s, wildcard),
+    });
+    let number_match = query_number(raw)
+        .is_some_and(|x| vals.iter().any(|v| matches!(v, Scalar::Num(y) if *y == x)));
+    string_match || number_match
+}
+
+/// The query's words occur in the text as consecutive words.
+fn phrase(query: &str, text: &str, wildcard: bool) -> bool {
+    let qw: Vec<&str> = if wildcard {
+        pattern_words(query).collect()
+    } else {
+        words(query).collect()
+    };
+    let tw: Vec<&str> = words(text).collect();
+    if qw.is_empty() || qw.len() > tw.len() {
+        return false;
+    }
+    (0..=tw.len() - qw.len()).any(|i| {
+        qw.iter().zip(&tw[i..]).all(|(q, t)| {
+            if q.contains(['*', '?']) {
+                glob(q, t)
+            } else if is_all_cjk(q) {
+                t.contains(q)
+            } else {
+                q == t
+            }
+        })
+    })
+}
+
+/// Whole-string wildcard match: `*` any run, `?` one character (dynamic programming).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let mut dp = vec![vec![false; t.len() + 1]; p.len() + 1];
+    dp[0][0] = true;
+    for i in 1..=p.len() {
+        dp[i][0] = dp[i - 1][0] && p[i - 1] == '*';
+        for j in 1..=t.len() {
+            dp[i][j] = match p[i - 1] {
+                '*' => dp[i - 1][j] || dp[i][j - 1],
+                '?' => dp[i - 1][j - 1],
+                c => dp[i - 1][j - 1] && c == t[j - 1],
+            };
+        }
+    }
+    dp[p.len()][t.len()]
+}
+
+/// Natural order, written from contract section 2: fold, split into digit and other
+/// runs, compare run by run.
+pub fn natural(a: &str, b: &str) -> Ordering {
+    fn runs(s: &str) -> Vec<(bool, String)> {
+        let mut out: Vec<(bool, String)> = Vec::new();
+        for c in s.chars() {
+            let digit = c.is_ascii_digit();
+            match out.last_mut() {
+                Some((d, run)) if *d == digit => run.push(c),
+                _ => out.push((digit, c.to_string())),
+            }
+        }
+        out
+    }
+    let (ra, rb) = (runs(&fold(a)), runs(&fold(b)));
+    for (x, y) in ra.iter().zip(&rb) {
+        let o = match (x.0, y.0) {
+            (true, true) => {
+                let (tx, ty) = (x.1.trim_start_matches('0'), y.1.trim_start_matches('0'));
+                tx.len()
+                    .cmp(&ty.len())
+                    .then_with(|| tx.cmp(ty))
+                    .then_with(|| x.1.len().cmp(&y.1.len()))
+            }
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => x.1.cmp(&y.1),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    ra.len().cmp(&rb.len())
+}
+
+/// Sorts cards into the default order of contract section 2, given their expansions.
+pub fn default_order(cards: &mut [Json], expansions: &[Json]) {
+    let release = |id: &str| {
+        expansions.iter().find(|e| e["id"] == id).and_then(|e| {
+            e.get("release_date")
+                .and_then(Json::as_str)
+                .map(str::to_string)
+        })
+    };
+    let number = |c: &Json| match c.get("number") {
+        Some(Json::String(s)) => Some(s.clone()),
+        Some(Json::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    cards.sort_by(|a, b| {
+        let (ea, eb) = (
+            a["expansion_id"].as_str().unwrap_or(""),
+            b["expansion_id"].as_str().unwrap_or(""),
+        );
+        let (da, db) = (release(ea), release(eb));
+        let by_date = match (&da, &db) {
+            (Some(x), Some(y)) => x.cmp(y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        let (na, nb) = (number(a), number(b));
+        let by_number = match (&na, &nb) {
+            (Some(x), Some(y)) => natural(x, y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        let (ia, ib) = (
+            a["id"].as_str().unwrap_or(""),
+            b["id"].as_str().unwrap_or(""),
+        );
+        by_date
+            .then_with(|| natural(ea, eb))
+            .then_with(|| ea.cmp(eb))
+            .then_with(|| by_number)
+            .then_with(|| natural(ia, ib))
+            .then_with(|| ia.cmp(ib))
+    });
+}
+
+#[test]
+fn oracle_helpers() {
+    assert!(glob("char*", "charizard"));
+    assert!(!glob("c?r", "car*"));
+    assert!(glob("*", ""));
+    assert_eq!(natural("TG05", "10a"), Ordering::Greater);
+    assert_eq!(natural("2", "10"), Ordering::Less);
+    assert_eq!(natural("007", "7"), Ordering::Greater);
+    assert!(phrase("charizard ex", "mega charizard ex", false));
+    assert!(!phrase("ex charizard", "charizard ex", false));
+    assert!(phrase("ザード", "リザードン", false));
+}
