@@ -45,7 +45,7 @@ pub fn ids(catalog_name: &str, q: &str) -> Vec<String> {
 #[track_caller]
 pub fn ids_with(catalog_name: &str, req: SearchRequest<'_>) -> Vec<String> {
     let catalog = catalog(catalog_name);
-    all_pages(catalog, req, |c, p| page_ids(c, p))
+    all_pages(catalog, req, page_ids)
 }
 
 /// Runs a search page by page until the end and collects what `f` extracts.
