@@ -66,6 +66,8 @@
 
 pub mod engine;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod generate;
 pub mod index;
 pub(crate) mod json;

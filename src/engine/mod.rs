@@ -256,6 +256,26 @@ impl Catalog {
         self.item(Target::Expansions, record, req)
     }
 
+    /// How many cards match `q` in the request's language scope (page, order, select and
+    /// include are ignored): the search without rendering anything.
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::search`].
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let pokemon = engine.catalog("pokemon").unwrap();
+    /// assert_eq!(pokemon.count(&cardex::SearchRequest::new("").lang("ja"))?, 10);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn count(&self, req: &SearchRequest<'_>) -> Result<u64> {
+        let query = query::parse(req.q)?;
+        let universe = self.universe(Target::Cards, req.lang)?;
+        let plan = Plan::new(&query, req.q, &self.cards, universe, req.lang, None)?;
+        Ok(plan.execute().len())
+    }
+
     /// The plan of a card search as text (see [`Plan::explain`]).
     ///
     /// # Errors

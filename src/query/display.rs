@@ -1,6 +1,10 @@
 //! The canonical text form of a query. It parses back to an equal tree (checked by a
 //! property test and by the `roundtrip` fuzz target): operators are spelled `AND`, `OR`,
 //! `NOT`; nested `AND`/`OR` groups keep their parentheses; phrases are re-escaped.
+//!
+//! Spelling `AND` out makes the canonical form longer than `a b c`: the display of a
+//! query close to the 2,048-byte limit can be longer than the limit (and is then refused
+//! by [`crate::query::parse`] as too long, though it is otherwise valid).
 
 use std::fmt::{self, Display, Formatter, Write};
 

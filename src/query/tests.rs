@@ -535,3 +535,25 @@ fn display_round_trips() {
         assert_eq!(first, again, "{q}");
     }
 }
+
+#[test]
+fn display_near_the_length_limit_can_exceed_it() {
+    // Found by the `roundtrip` fuzz target: 400 implicit ANDs display with explicit ones.
+    let q = "a ".repeat(120);
+    let query = parse(&q).unwrap();
+    let shown = query.to_string();
+    assert!(shown.len() > q.len());
+    assert_eq!(
+        parser::parse_with_max_len(&shown, usize::MAX).unwrap(),
+        query
+    );
+    let near_limit = format!("{}{}", "ab ".repeat(120), "x".repeat(1600));
+    assert!(near_limit.len() <= MAX_QUERY_BYTES);
+    let long_display = parse(&near_limit).unwrap().to_string();
+    assert!(long_display.len() > MAX_QUERY_BYTES);
+    assert!(matches!(
+        parse(&long_display).unwrap_err().kind(),
+        ParseErrorKind::QueryTooLong { .. }
+    ));
+    crate::fuzzing::check_roundtrip(&near_limit);
+}

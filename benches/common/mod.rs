@@ -1,0 +1,103 @@
+//! Datasets shared by the benches: the bundled `data/` snapshot, and seeded generated
+//! catalogs written once under `target/bench-data/` and reused by later runs.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use cardex::generate::{write_snapshot, Options};
+use cardex::Engine;
+
+/// The bundled snapshot.
+pub fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data")
+}
+
+/// The generated sizes to bench, from `CARDEX_BENCH_SIZES` (comma list, e.g. `100000`),
+/// by default 100k and 1M cards.
+pub fn sizes() -> Vec<usize> {
+    match std::env::var("CARDEX_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![100_000, 1_000_000],
+    }
+}
+
+/// A label for a size: `100k`, `1M`.
+pub fn label(n: usize) -> String {
+    if n % 1_000_000 == 0 {
+        format!("{}M", n / 1_000_000)
+    } else if n % 1_000 == 0 {
+        format!("{}k", n / 1_000)
+    } else {
+        n.to_string()
+    }
+}
+
+/// The folder of a generated snapshot of `n` cards (seed 7), written on first use.
+pub fn generated(n: usize) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/bench-data")
+        .join(format!("tcg-{n}"));
+    let done = dir.join(".complete");
+    if !done.exists() {
+        eprintln!("generating {} cards into {} ...", n, dir.display());
+        write_snapshot(
+            &dir,
+            &Options {
+                cards: n,
+                ..Options::default()
+            },
+        )
+        .expect("write the bench snapshot");
+        std::fs::write(&done, "").expect("mark complete");
+    }
+    dir
+}
+
+/// The bytes of JSON of a snapshot folder (as written).
+pub fn snapshot_bytes(dir: &std::path::Path) -> u64 {
+    fn walk(p: &std::path::Path) -> u64 {
+        std::fs::read_dir(p)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| {
+                        let path = e.path();
+                        if path.is_dir() {
+                            walk(&path)
+                        } else if path.extension().is_some_and(|x| x == "json") {
+                            e.metadata().map(|m| m.len()).unwrap_or(0)
+                        } else {
+                            0
+                        }
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+    walk(dir)
+}
+
+/// The engine over the bundled snapshot, loaded once.
+pub fn data_engine() -> &'static Engine {
+    static E: OnceLock<Engine> = OnceLock::new();
+    E.get_or_init(|| Engine::open(data_dir()).expect("bundled snapshot"))
+}
+
+/// The engine over a generated snapshot, loaded once per size.
+pub fn generated_engine(n: usize) -> &'static Engine {
+    static ENGINES: OnceLock<std::sync::Mutex<Vec<(usize, &'static Engine)>>> = OnceLock::new();
+    let cache = ENGINES.get_or_init(Default::default);
+    let mut cache = cache.lock().unwrap();
+    if let Some((_, e)) = cache.iter().find(|(k, _)| *k == n) {
+        return e;
+    }
+    let engine: &'static Engine = Box::leak(Box::new(
+        Engine::open(generated(n)).expect("generated snapshot"),
+    ));
+    cache.push((n, engine));
+    engine
+}

@@ -1,0 +1,58 @@
+//! The properties the fuzz targets check, shared with the stable test that replays the
+//! committed seeds (`tests/fuzz_seeds.rs`), so a seed is a regression test on stable.
+//! Not part of the supported API.
+
+use crate::query::{parse, parse_with_max_len, ParseErrorKind};
+
+/// `parse` on any text: no panic, and no error kind that was not designed (`Internal`);
+/// every error renders, with its place inside the query.
+///
+/// # Panics
+///
+/// When a property fails: that is the finding.
+pub fn check_parse(text: &str) {
+    match parse(text) {
+        Ok(query) => {
+            let _ = query.to_string();
+        }
+        Err(err) => {
+            assert_ne!(
+                err.kind(),
+                &ParseErrorKind::Internal,
+                "internal error for {text:?}"
+            );
+            assert!(
+                err.offset() <= text.len(),
+                "offset past the end for {text:?}"
+            );
+            assert!(
+                err.span().end <= text.len().max(err.offset()),
+                "span past the end for {text:?}"
+            );
+            let _ = err.to_string();
+            let _ = err.column();
+        }
+    }
+}
+
+/// Parse, display, parse again: the two trees are equal, and displaying again gives the
+/// same text. The display is re-parsed without the length limit: spelling `AND` out can
+/// take a query near the limit past it.
+///
+/// # Panics
+///
+/// When a property fails.
+pub fn check_roundtrip(text: &str) {
+    let Ok(first) = parse(text) else {
+        return;
+    };
+    let shown = first.to_string();
+    let again = parse_with_max_len(&shown, usize::MAX)
+        .unwrap_or_else(|e| panic!("{text:?} displays as {shown:?}, which does not parse:\n{e}"));
+    assert_eq!(first, again, "expected the initially parsed query to equal the query after printing and re-parsing: {text:?} → {shown:?}");
+    assert_eq!(
+        shown,
+        again.to_string(),
+        "display is not stable for {text:?}"
+    );
+}

@@ -1,0 +1,482 @@
+//! The executor against a naive evaluator: random queries (AND, OR, NOT, groups, ranges,
+//! comparisons, phrases, wildcards, exact values, language scopes) over generated stores
+//! whose records exercise every matching rule, compared by result and by order.
+
+mod support;
+
+use std::sync::OnceLock;
+
+use cardex::generate::Rng;
+use cardex::query::parse;
+use cardex::{Engine, SearchRequest};
+use proptest::prelude::*;
+use serde_json::{json, Value as Json};
+use support::oracle::{self, Records};
+use support::TempDir;
+
+/// A generated store: the snapshot on disk, the engine over it, and the served records
+/// the oracle reads.
+struct Store {
+    _dir: TempDir,
+    engine: Engine,
+    records: Records,
+    expansions: Vec<Json>,
+}
+
+const NAME_WORDS: &[&str] = &[
+    "Charizard",
+    "Pikachu",
+    "ex",
+    "EX",
+    "Zekrom-GX",
+    "Flabébé",
+    "Boss's",
+    "Orders",
+    "(Ghetsis)",
+    "リザードンex",
+    "ピカチュウ",
+    "Mr.",
+    "Mime",
+    "Professor’s",
+    "Research",
+    "&",
+    "charizard",
+    "V",
+];
+const RARITIES: &[&str] = &[
+    "Common",
+    "Uncommon",
+    "Super Rare",
+    "Rare Holo",
+    "super rare",
+];
+const CODES: &[&str] = &["C", "U", "SR", "R", "sr"];
+const TYPES: &[&str] = &["Fire", "Water", "Grass", "炎"];
+const ATTACK_WORDS: &[&str] = &[
+    "Flame", "Burst", "Thunder", "Crash", "flame", "Quick", "Attack",
+];
+const VARIANTS: &[&str] = &["Normal", "Alt Art", "Special Alt Art", "Manga Alt Art"];
+const NUMBERS: &[&str] = &["1", "2", "10", "10a", "TG05", "007", "7"];
+
+fn words(rng: &mut Rng, vocab: &[&str], max: usize) -> String {
+    let n = 1 + rng.below(max);
+    (0..n)
+        .map(|_| *rng.pick(vocab))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn generate_card(rng: &mut Rng, i: usize) -> Json {
+    let mut c = serde_json::Map::new();
+    c.insert("id".into(), json!(format!("c{i}")));
+    c.insert(
+        "expansion_id".into(),
+        json!(format!("e{}", 1 + rng.below(4))),
+    );
+    let japanese = rng.chance(30);
+    if !(japanese && rng.chance(30)) {
+        c.insert("name".into(), json!(words(rng, NAME_WORDS, 3)));
+    }
+    match rng.below(5) {
+        0 => {}
+        1 => {
+            c.insert("rarity".into(), Json::Null);
+        }
+        _ => {
+            c.insert("rarity".into(), json!(*rng.pick(RARITIES)));
+        }
+    }
+    c.insert("rarity_code".into(), json!(*rng.pick(CODES)));
+    let types: Vec<&str> = (0..rng.below(3)).map(|_| *rng.pick(TYPES)).collect();
+    c.insert("types".into(), json!(types));
+    if rng.chance(80) {
+        c.insert("hp".into(), json!(format!("{}", 10 * (1 + rng.below(20)))));
+    }
+    if rng.chance(70) {
+        c.insert("cost".into(), json!(rng.below(6)));
+    }
+    if rng.chance(85) {
+        c.insert("number".into(), json!(*rng.pick(NUMBERS)));
+    }
+    let attacks: Vec<Json> = (0..rng.below(3))
+        .map(|_| {
+            json!({
+                "name": words(rng, ATTACK_WORDS, 2),
+                "damage": *rng.pick(&["10+", "30", "120×", ""]),
+                "converted_energy_cost": rng.below(4),
+            })
+        })
+        .collect();
+    c.insert("attacks".into(), json!(attacks));
+    c.insert(
+        "language_code".into(),
+        json!(if japanese { "JA" } else { "EN" }),
+    );
+    if japanese {
+        let mut en = serde_json::Map::new();
+        en.insert("name".into(), json!(words(rng, &NAME_WORDS[..8], 2)));
+        if rng.chance(70) {
+            en.insert("rarity".into(), json!(*rng.pick(RARITIES)));
+        }
+        c.insert("translation".into(), json!({ "en": en }));
+    }
+    if rng.chance(25) {
+        c.insert(
+            "printings".into(),
+            json!(["e1", format!("e{}", 1 + rng.below(4))]),
+        );
+    }
+    let variants: Vec<Json> = (0..rng.below(3))
+        .map(|_| {
+            let mut v = serde_json::Map::new();
+            v.insert("name".into(), json!(*rng.pick(VARIANTS)));
+            if rng.chance(30) {
+                v.insert("printings".into(), json!(["e3"]));
+            }
+            if rng.chance(50) {
+                v.insert("prices".into(), json!([{"type": "raw", "market": rng.below(400) as f64 / 4.0, "currency": "USD"}]));
+            }
+            Json::Object(v)
+        })
+        .collect();
+    c.insert("variants".into(), json!(variants));
+    if rng.chance(50) {
+        c.insert("is_promo".into(), json!(rng.chance(50)));
+    }
+    Json::Object(c)
+}
+
+fn store(seed: u64) -> &'static Store {
+    static STORES: OnceLock<Vec<Store>> = OnceLock::new();
+    let stores = STORES.get_or_init(|| {
+        (0..3)
+            .map(|s| {
+                let mut rng = Rng::new(1000 + s);
+                let dir = TempDir::new(&format!("oracle-{s}"));
+                let expansions = vec![
+                    json!({"id": "e1", "release_date": "2020/01/01"}),
+                    json!({"id": "e2", "release_date": "2021/06/01"}),
+                    json!({"id": "e3", "release_date": "2020/01/01"}),
+                    json!({"id": "e4"}),
+                ];
+                let cards: Vec<Json> = (0..240).map(|i| generate_card(&mut rng, i)).collect();
+                dir.write(
+                    "g/expansions/e.json",
+                    &serde_json::to_string(&expansions).unwrap(),
+                );
+                dir.write(
+                    "g/cards/a.json",
+                    &serde_json::to_string(&cards[..120]).unwrap(),
+                );
+                dir.write(
+                    "g/cards/b.json",
+                    &serde_json::to_string(&cards[120..]).unwrap(),
+                );
+                let engine = Engine::open(dir.path()).expect("generated store loads");
+                let mut served: Vec<Json> = cards.iter().map(oracle::served_card).collect();
+                oracle::default_order(&mut served, &expansions);
+                Store {
+                    _dir: dir,
+                    engine,
+                    records: Records { records: served },
+                    expansions,
+                }
+            })
+            .collect()
+    });
+    &stores[seed as usize % stores.len()]
+}
+
+/// A term over the generated store's fields, as query text.
+fn term() -> impl Strategy<Value = String> {
+    let text_value = prop::sample::select(vec![
+        "charizard",
+        "pikachu",
+        "ex",
+        "EX",
+        "zekrom",
+        "gx",
+        "flabebe",
+        "FLABÉBÉ",
+        "boss's",
+        "\"boss's orders\"",
+        "\"charizard ex\"",
+        "\"ex charizard\"",
+        "char*",
+        "*zard",
+        "p?kachu",
+        "*",
+        "リザードン",
+        "ザード",
+        "\"リザードン ex\"",
+        "mime",
+        "\"mr. mime\"",
+        "\"professor's research\"",
+        "ghetsis",
+        "\"(ghetsis)\"",
+        "v",
+    ]);
+    let name = text_value.clone().prop_map(|v| format!("name:{v}"));
+    let bare = text_value.clone().prop_flat_map(|v| {
+        prop::bool::ANY.prop_map(move |b| {
+            if b && !v.starts_with('*') {
+                format!("!{v}")
+            } else {
+                v.to_string()
+            }
+        })
+    });
+    let exact_name = prop::sample::select(vec![
+        "pikachu",
+        "\"charizard ex\"",
+        "\"Boss's Orders (Ghetsis)\"",
+        "char*",
+        "\"mr. mime\"",
+    ])
+    .prop_map(|v| format!("!name:{v}"));
+    let keyword = (
+        prop::sample::select(vec![
+            "rarity",
+            "rarity_code",
+            "rarityCode",
+            "types",
+            "variants.name",
+            "printings",
+            "expansion_id",
+            "language_code",
+            "number",
+            "id",
+        ]),
+        prop::sample::select(vec![
+            "common",
+            "\"super rare\"",
+            "SR",
+            "sr",
+            "fire",
+            "炎",
+            "\"alt art\"",
+            "normal",
+            "e1",
+            "e3",
+            "JA",
+            "en",
+            "10a",
+            "TG05",
+            "7",
+            "007",
+            "c1",
+            "*",
+            "s*",
+            "*art",
+            "\"*\"",
+        ]),
+        prop::bool::ANY,
+    )
+        .prop_map(|(f, v, bang)| format!("{}{f}:{v}", if bang { "!" } else { "" }));
+    let text = (
+        prop::sample::select(vec![
+            "attacks.name",
+            "translation.en.name",
+            "attacks.damage",
+            "translation.en.rarity",
+        ]),
+        prop::sample::select(vec![
+            "flame",
+            "\"flame burst\"",
+            "\"burst flame\"",
+            "thunder",
+            "fl*",
+            "30",
+            "10",
+            "charizard",
+            "\"super rare\"",
+            "rare",
+        ]),
+    )
+        .prop_map(|(f, v)| format!("{f}:{v}"));
+    let numeric_field = prop::sample::select(vec![
+        "hp",
+        "cost",
+        "attacks.converted_energy_cost",
+        "variants.prices.market",
+        "number",
+    ]);
+    let range = (
+        numeric_field.clone(),
+        -5i32..220,
+        0i32..120,
+        prop::sample::select(vec!["[", "{"]),
+        prop::sample::select(vec!["]", "}"]),
+        0u8..3,
+    )
+        .prop_map(|(f, lo, span, open, close, open_end)| {
+            let lower = if open_end == 1 {
+                "*".to_string()
+            } else {
+                lo.to_string()
+            };
+            let upper = if open_end == 2 {
+                "*".to_string()
+            } else {
+                (lo + span).to_string()
+            };
+            format!("{f}:{open}{lower} TO {upper}{close}")
+        });
+    let compare = (
+        numeric_field.clone(),
+        prop::sample::select(vec!["<", "<=", ">", ">="]),
+        -2i32..200,
+    )
+        .prop_map(|(f, op, n)| format!("{f}{op}{n}"));
+    let number_eq = (
+        prop::sample::select(vec![
+            "cost",
+            "attacks.converted_energy_cost",
+            "hp",
+            "variants.prices.market",
+        ]),
+        0u32..8,
+    )
+        .prop_map(|(f, n)| {
+            format!(
+                "{f}:{}",
+                if f == "variants.prices.market" {
+                    format!("{}", n as f64 * 12.5)
+                } else {
+                    n.to_string()
+                }
+            )
+        });
+    let bools = prop::sample::select(vec!["is_promo:true", "is_promo:false", "is_promo:*"])
+        .prop_map(str::to_string);
+    let group = (
+        prop::sample::select(vec!["types", "rarity_code", "name", "printings"]),
+        prop::sample::select(vec![
+            "(fire OR water)",
+            "(fire AND water)",
+            "(sr OR c u)",
+            "(charizard OR pikachu)",
+            "(e1 OR e3)",
+            "(ex OR \"charizard ex\" flabebe)",
+        ]),
+        prop::bool::ANY,
+    )
+        .prop_map(|(f, g, bang)| format!("{}{f}:{g}", if bang { "!" } else { "" }));
+    prop_oneof![name, bare, exact_name, keyword, text, range, compare, number_eq, bools, group]
+}
+
+/// A query: terms combined with AND (explicit or implicit), OR, NOT, `-` and parentheses.
+fn query() -> impl Strategy<Value = String> {
+    term().prop_recursive(4, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| format!("({})", v.join(" AND "))),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| format!("({})", v.join(" "))),
+            prop::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| format!("({})", v.join(" OR "))),
+            inner.clone().prop_map(|q| format!("NOT {q}")),
+            inner.prop_map(|q| format!("-{q}")),
+        ]
+    })
+}
+
+/// Runs `q` through the engine and the oracle and compares ids and order.
+fn check(seed: u64, q: &str, lang: Option<&str>) -> Result<(), TestCaseError> {
+    let store = store(seed);
+    let catalog = store.engine.catalog("g").unwrap();
+    let mut req = SearchRequest::new(q);
+    req.lang = lang;
+    let mut got = Vec::new();
+    for page in 1.. {
+        let p = catalog
+            .search(&req.page(page))
+            .map_err(|e| TestCaseError::fail(format!("{q}: {e}")))?;
+        if p.count() == 0 {
+            prop_assert_eq!(got.len() as u64, p.total_count());
+            break;
+        }
+        got.extend(
+            p.record_ids()
+                .iter()
+                .map(|&i| catalog.cards().record_id(i).into_owned()),
+        );
+    }
+    let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+    let expected: Vec<String> = store
+        .records
+        .matching(parsed.expr.as_ref())
+        .into_iter()
+        .map(|i| &store.records.records[i])
+        .filter(|r| {
+            lang.is_none_or(|l| {
+                r["language_code"]
+                    .as_str()
+                    .is_some_and(|c| c.eq_ignore_ascii_case(l))
+            })
+        })
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    prop_assert_eq!(got, expected, "query {:?} lang {:?}", q, lang);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_matches_oracle(seed in 0u64..3, q in query(), lang in prop::sample::select(vec![None, Some("en"), Some("ja")])) {
+        check(seed, &q, lang)?;
+    }
+}
+
+#[test]
+fn hand_picked_queries_match_the_oracle() {
+    for q in [
+        "",
+        "name:\"charizard ex\"",
+        "!name:\"charizard ex\"",
+        "name:ザード",
+        "printings:e3",
+        "printings:e3 -expansion_id:e3",
+        "rarity:\"super rare\"",
+        "rarity:*",
+        "-rarity:*",
+        "hp:[50 TO 100} OR cost<2",
+        "types:(fire AND water) OR -types:*",
+        "NOT (name:ex OR types:fire)",
+        "number:10a OR number:7",
+        "!name:char*",
+        "attacks.damage:10",
+        "variants.prices.market>=50 variants.name:\"alt art\"",
+        "translation.en.rarity:common",
+    ] {
+        for seed in 0..3 {
+            for lang in [None, Some("en"), Some("ja")] {
+                check(seed, q, lang).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn default_order_matches_the_oracle() {
+    let store = store(0);
+    let catalog = store.engine.catalog("g").unwrap();
+    let page = catalog
+        .search(&SearchRequest::new("").page_size(100))
+        .unwrap();
+    let got: Vec<String> = page
+        .record_ids()
+        .iter()
+        .map(|&i| catalog.cards().record_id(i).into_owned())
+        .collect();
+    let expected: Vec<String> = store
+        .records
+        .records
+        .iter()
+        .take(100)
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(store.expansions.len(), 4);
+}
