@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use roaring::RoaringBitmap;
 
 use crate::error::{NotFound, ParameterError, Result};
-use crate::index::{snake_case, suggest};
+use crate::index::{snake_case, suggest, Postings};
 use crate::json::write::Include;
 use crate::load::{self, LoadError};
 use crate::plan::Plan;
@@ -101,7 +101,8 @@ pub struct Catalog {
     cards: Collection,
     expansions: Collection,
     languages: Vec<String>,
-    empty: RoaringBitmap,
+    /// Per language (as in `languages`): its cards and its expansions.
+    scopes: Vec<(RoaringBitmap, RoaringBitmap)>,
 }
 
 /// Which collection a list request reads.
@@ -124,13 +125,25 @@ impl Catalog {
             .collect();
         languages.sort();
         languages.dedup();
+        let scope = |c: &Collection, lang: &str| {
+            let index = c.index();
+            index
+                .lookup("language_code")
+                .and_then(|id| index.field(id).terms().get(lang))
+                .map(|p| p.to_bitmap().into_owned())
+                .unwrap_or_default()
+        };
+        let scopes = languages
+            .iter()
+            .map(|l| (scope(&loaded.cards, l), scope(&loaded.expansions, l)))
+            .collect();
         Catalog {
             name: loaded.name,
             meta: loaded.meta,
             cards: loaded.cards,
             expansions: loaded.expansions,
             languages,
-            empty: RoaringBitmap::new(),
+            scopes,
         }
     }
 
@@ -174,19 +187,19 @@ impl Catalog {
             return Ok(collection.all());
         };
         let folded = fold(lang);
-        if !self.languages.iter().any(|l| *l == folded) {
+        let Some(i) = self.languages.iter().position(|l| *l == folded) else {
             return Err(NotFound::Language {
                 catalog: self.name.clone(),
                 lang: lang.to_string(),
                 known: self.languages.clone(),
             }
             .into());
-        }
-        let index = collection.index();
-        Ok(index
-            .lookup("language_code")
-            .and_then(|id| index.field(id).terms().get(&folded))
-            .unwrap_or(&self.empty))
+        };
+        let (cards, expansions) = &self.scopes[i];
+        Ok(match target {
+            Target::Cards => cards,
+            Target::Expansions => expansions,
+        })
     }
 
     /// Searches the cards: `q` within the language scope, one page in default order or
@@ -225,7 +238,7 @@ impl Catalog {
         let printed = index
             .lookup("printings")
             .and_then(|f| index.field(f).terms().get(&fold(&id)))
-            .unwrap_or(&self.empty);
+            .unwrap_or(Postings::Ids(&[]));
         self.list(Target::Cards, req, Some(printed))
     }
 
@@ -301,7 +314,7 @@ impl Catalog {
         &self,
         target: Target,
         req: &SearchRequest<'_>,
-        within: Option<&RoaringBitmap>,
+        within: Option<Postings<'_>>,
     ) -> Result<Page> {
         req.validate_paging()?;
         let collection = self.collection(target);

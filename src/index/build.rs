@@ -1,20 +1,27 @@
 //! Building an [`Index`] from records already in their final order.
 //!
-//! The records are cut into contiguous chunks of ids; each chunk is walked on its own
-//! (in parallel) into a partial index whose postings already hold final ids, pushed in
-//! ascending order. Partials are then merged field by field (in parallel): because
-//! chunks are ordered ranges, merging is a union of disjoint, ordered bitmaps. Fields are
-//! numbered by sorted path, so the result is the same whatever the chunking or the thread
-//! count.
+//! The records are cut into contiguous chunks of ids; each chunk is walked on its own (in
+//! parallel). Every distinct term, number and field of a chunk gets a *slot*, and the walk
+//! appends `(slot, record)` pairs to one array — no vector per term, so loading makes few
+//! small allocations. A finished chunk counting-sorts the pairs into one flat id array,
+//! grouped by slot and ascending within each (records are walked in order), and lists
+//! each field's keys in sorted order with their runs in that array.
+//!
+//! Chunks are then merged field by field (in parallel): the chunks' keys are sorted
+//! together and each key's runs concatenated in chunk order — chunks are ordered ranges of
+//! ids, so the result is ascending — straight into the final vocabulary (short lists
+//! inline, long ones as bitmaps). Fields are numbered by sorted path, so the result is the
+//! same whatever the chunking or the thread count.
 
-use std::collections::hash_map::Entry;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use roaring::RoaringBitmap;
 
 use super::fields::{field_kind, FieldKind};
 use super::hash::FxHashMap;
-use super::vocab::{number_key, NumVocab, Vocab};
+use super::vocab::{number_key, NumVocabBuilder, VocabBuilder};
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
@@ -27,67 +34,34 @@ fn chunk_len(n: usize) -> usize {
 }
 
 /// Builds the index of `docs` (compact JSON records; record `i` gets id `i`).
-pub(crate) fn build(docs: &[Box<str>]) -> Index {
-    let chunks: Vec<(u32, &[Box<str>])> = docs
-        .chunks(chunk_len(docs.len()))
+pub(crate) fn build(docs: &[&str]) -> Index {
+    let len = chunk_len(docs.len());
+    let chunks: Vec<(u32, &[&str])> = docs
+        .chunks(len)
         .enumerate()
-        .map(|(i, chunk)| ((i * chunk_len(docs.len())) as u32, chunk))
+        .map(|(i, chunk)| ((i * len) as u32, chunk))
         .collect();
     let partials = par::map(chunks, |(base, chunk)| {
-        let mut builder = ChunkBuilder::new();
+        let mut builder = ChunkBuilder::default();
+        builder.fields.push(PartialField::new("".into()));
+        builder.stack.push(0);
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
             walk(doc, &mut builder);
         }
-        builder.fields
+        builder.finish()
     });
     merge(partials)
 }
 
-/// Record ids holding one term, ascending, without repeats. Plain vectors while
-/// building (a push is one compare and one store); bitmaps once merged.
-type Ids = Vec<u32>;
-
-fn push_id(ids: &mut Ids, doc: u32) {
-    if ids.last() != Some(&doc) {
-        ids.push(doc);
-    }
-}
-
-/// The terms of a field in one chunk: each distinct term gets a slot.
-#[derive(Default)]
-struct Terms {
-    slots: FxHashMap<Box<str>, u32>,
-    ids: Vec<Ids>,
-}
-
-impl Terms {
-    fn slot(&mut self, term: &str) -> u32 {
-        if let Some(&slot) = self.slots.get(term) {
-            return slot;
-        }
-        let slot = self.ids.len() as u32;
-        self.slots.insert(term.into(), slot);
-        self.ids.push(Ids::new());
-        slot
-    }
-
-    fn into_pairs(self) -> impl Iterator<Item = (Box<str>, Ids)> {
-        let mut ids: Vec<Option<Ids>> = self.ids.into_iter().map(Some).collect();
-        self.slots
-            .into_iter()
-            .map(move |(term, slot)| (term, ids[slot as usize].take().unwrap_or_default()))
-    }
-}
-
-/// A field as seen by one chunk: also a node of the path trie.
+/// A field as seen by one chunk's walk: also a node of the path trie.
 struct PartialField {
     path: Box<str>,
     kind: FieldKind,
-    exists: Ids,
-    terms: Terms,
-    numbers: FxHashMap<u64, Ids>,
-    numeric_strings: FxHashMap<u64, Ids>,
+    exists: u32,
+    terms: FxHashMap<Box<str>, u32>,
+    numbers: FxHashMap<u64, u32>,
+    numeric_strings: FxHashMap<u64, u32>,
     holds_objects: bool,
     /// Child keys and their field numbers, in first-seen order.
     children: Vec<(Box<str>, u32)>,
@@ -98,7 +72,8 @@ struct PartialField {
     /// their values (`rarity`, `currency`, `language`), which then cost one compare.
     memo_value: String,
     memo_slots: Vec<u32>,
-    memo_number: Option<f64>,
+    memo_number: Option<u32>,
+    memo_valid: bool,
 }
 
 impl PartialField {
@@ -106,8 +81,8 @@ impl PartialField {
         PartialField {
             kind: field_kind(&path),
             path,
-            exists: Ids::new(),
-            terms: Terms::default(),
+            exists: u32::MAX,
+            terms: FxHashMap::default(),
             numbers: FxHashMap::default(),
             numeric_strings: FxHashMap::default(),
             holds_objects: false,
@@ -116,55 +91,38 @@ impl PartialField {
             memo_value: String::new(),
             memo_slots: Vec::new(),
             memo_number: None,
-        }
-    }
-
-    /// Records that `doc` holds the string `value` here.
-    fn add_str(&mut self, value: &str, doc: u32, scratch: &mut String) {
-        if self.memo_value != value || self.exists.is_empty() {
-            scratch.clear();
-            fold_into(value, scratch);
-            self.memo_slots.clear();
-            match self.kind {
-                FieldKind::Keyword => {
-                    let slot = self.terms.slot(scratch);
-                    self.memo_slots.push(slot);
-                }
-                FieldKind::Text => {
-                    for word in words(scratch) {
-                        let slot = self.terms.slot(word);
-                        self.memo_slots.push(slot);
-                    }
-                }
-            }
-            self.memo_value.clear();
-            self.memo_value.push_str(value);
-            self.memo_number = whole_number(value);
-        }
-        for &slot in &self.memo_slots {
-            push_id(&mut self.terms.ids[slot as usize], doc);
-        }
-        if let Some(x) = self.memo_number {
-            push_id(self.numeric_strings.entry(number_key(x)).or_default(), doc);
+            memo_valid: false,
         }
     }
 }
 
-/// Walks the records of one chunk into partial fields (field 0 is the record itself).
+/// Walks the records of one chunk (field 0 is the record itself).
+#[derive(Default)]
 struct ChunkBuilder {
     fields: Vec<PartialField>,
     stack: Vec<u32>,
     doc: u32,
     scratch: String,
+    /// Per slot: the last record added (to skip repeats) and how many records.
+    last: Vec<u32>,
+    count: Vec<u32>,
+    /// `(slot, record)`, in walk order.
+    pairs: Vec<(u32, u32)>,
 }
 
 impl ChunkBuilder {
-    fn new() -> ChunkBuilder {
-        ChunkBuilder {
-            fields: vec![PartialField::new("".into())],
-            stack: vec![0],
-            doc: 0,
-            scratch: String::new(),
+    fn new_slot(&mut self) -> u32 {
+        self.last.push(u32::MAX);
+        self.count.push(0);
+        (self.last.len() - 1) as u32
+    }
+
+    fn add(&mut self, slot: u32, doc: u32) {
+        let s = slot as usize;
+        if self.last[s] != doc {
+            self.last[s] = doc;
+            self.count[s] += 1;
+            self.pairs.push((slot, doc));
         }
     }
 
@@ -194,6 +152,125 @@ impl ChunkBuilder {
         self.fields.push(PartialField::new(path));
         id
     }
+
+    /// The slot of term `term` of field `f`.
+    fn term_slot(&mut self, f: usize, term: &str) -> u32 {
+        if let Some(&slot) = self.fields[f].terms.get(term) {
+            return slot;
+        }
+        let slot = self.new_slot();
+        self.fields[f].terms.insert(term.into(), slot);
+        slot
+    }
+
+    fn number_slot(&mut self, f: usize, x: f64, json: bool) -> u32 {
+        let key = number_key(x);
+        let map = if json {
+            &self.fields[f].numbers
+        } else {
+            &self.fields[f].numeric_strings
+        };
+        if let Some(&slot) = map.get(&key) {
+            return slot;
+        }
+        let slot = self.new_slot();
+        let field = &mut self.fields[f];
+        let map = if json {
+            &mut field.numbers
+        } else {
+            &mut field.numeric_strings
+        };
+        map.insert(key, slot);
+        slot
+    }
+
+    /// Records that the current record holds the string `value` at field `f`.
+    fn add_str(&mut self, f: usize, value: &str) {
+        let doc = self.doc;
+        let field = &self.fields[f];
+        if !(field.memo_valid && field.memo_value == value) {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.clear();
+            fold_into(value, &mut scratch);
+            let mut slots = std::mem::take(&mut self.fields[f].memo_slots);
+            slots.clear();
+            match self.fields[f].kind {
+                FieldKind::Keyword => slots.push(self.term_slot(f, &scratch)),
+                FieldKind::Text => {
+                    for word in words(&scratch) {
+                        slots.push(self.term_slot(f, word));
+                    }
+                }
+            }
+            let number = whole_number(value).map(|x| self.number_slot(f, x, false));
+            let field = &mut self.fields[f];
+            field.memo_slots = slots;
+            field.memo_number = number;
+            field.memo_value.clear();
+            field.memo_value.push_str(value);
+            field.memo_valid = true;
+            self.scratch = scratch;
+        }
+        for i in 0..self.fields[f].memo_slots.len() {
+            let slot = self.fields[f].memo_slots[i];
+            self.add(slot, doc);
+        }
+        if let Some(slot) = self.fields[f].memo_number {
+            self.add(slot, doc);
+        }
+    }
+
+    /// Packs the chunk: counting-sorts the pairs into runs by slot, and lists each field's
+    /// keys in order.
+    fn finish(self) -> Chunk {
+        let ChunkBuilder {
+            fields,
+            count,
+            pairs,
+            ..
+        } = self;
+        let mut starts = Vec::with_capacity(count.len() + 1);
+        let mut total = 0u32;
+        for &c in &count {
+            starts.push(total);
+            total += c;
+        }
+        starts.push(total);
+        let mut cursor = starts.clone();
+        let mut ids = vec![0u32; total as usize];
+        for (slot, doc) in pairs {
+            let at = &mut cursor[slot as usize];
+            ids[*at as usize] = doc;
+            *at += 1;
+        }
+        let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
+        let fields = fields
+            .into_iter()
+            .map(|f| {
+                let mut terms: Vec<(Box<str>, u32)> = f.terms.into_iter().collect();
+                terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                let numbers = |map: FxHashMap<u64, u32>| {
+                    let mut list: Vec<(u64, u32)> = map.into_iter().collect();
+                    list.sort_unstable_by(|a, b| by_number(&a.0, &b.0));
+                    list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
+                };
+                ChunkField {
+                    exists: if f.exists == u32::MAX {
+                        0..0
+                    } else {
+                        run(f.exists)
+                    },
+                    terms: terms.into_iter().map(|(k, slot)| (k, run(slot))).collect(),
+                    numbers: numbers(f.numbers),
+                    numeric_strings: numbers(f.numeric_strings),
+                    path: f.path,
+                    kind: f.kind,
+                    holds_objects: f.holds_objects,
+                }
+            })
+            .collect();
+        Chunk { ids, fields }
+    }
 }
 
 impl Visit for ChunkBuilder {
@@ -213,34 +290,63 @@ impl Visit for ChunkBuilder {
     }
 
     fn scalar(&mut self, value: Scalar<'_>) {
-        let current = self.current();
-        let doc = self.doc;
-        let field = &mut self.fields[current];
+        let f = self.current();
         match value {
-            Scalar::Str(s) => field.add_str(&s, doc, &mut self.scratch),
+            Scalar::Str(s) => self.add_str(f, &s),
             Scalar::Num(text) => {
                 if let Ok(x) = text.parse::<f64>() {
-                    push_id(field.numbers.entry(number_key(x)).or_default(), doc);
+                    let slot = self.number_slot(f, x, true);
+                    self.add(slot, self.doc);
                 }
             }
-            Scalar::Bool(b) => {
-                field.add_str(if b { "true" } else { "false" }, doc, &mut self.scratch)
-            }
+            Scalar::Bool(b) => self.add_str(f, if b { "true" } else { "false" }),
         }
-        push_id(&mut field.exists, doc);
+        if self.fields[f].exists == u32::MAX {
+            self.fields[f].exists = self.new_slot();
+        }
+        self.add(self.fields[f].exists, self.doc);
     }
 }
 
-/// Unites the chunks' partial fields, field by field.
-fn merge(partials: Vec<Vec<PartialField>>) -> Index {
-    let mut by_path: BTreeMap<Box<str>, Vec<PartialField>> = BTreeMap::new();
-    for chunk in partials {
-        for field in chunk.into_iter().skip(1) {
-            by_path.entry(field.path.clone()).or_default().push(field);
+/// A walked chunk: its ids grouped by slot, and its fields.
+struct Chunk {
+    ids: Vec<u32>,
+    fields: Vec<ChunkField>,
+}
+
+/// One field of a walked chunk: its keys in order, each with its run of the chunk's ids.
+struct ChunkField {
+    path: Box<str>,
+    kind: FieldKind,
+    exists: Range<u32>,
+    terms: Vec<(Box<str>, Range<u32>)>,
+    numbers: Vec<(u64, Range<u32>)>,
+    numeric_strings: Vec<(u64, Range<u32>)>,
+    holds_objects: bool,
+}
+
+/// Keys of one kind of one chunk's field, each with its run of the chunk's ids.
+type Keyed<K> = [(K, Range<u32>)];
+
+fn by_number(a: &u64, b: &u64) -> Ordering {
+    f64::from_bits(*a).total_cmp(&f64::from_bits(*b))
+}
+
+/// Unites the chunks' fields, field by field.
+fn merge(chunks: Vec<Chunk>) -> Index {
+    let mut ids = Vec::with_capacity(chunks.len());
+    let mut by_path: BTreeMap<Box<str>, Vec<(usize, ChunkField)>> = BTreeMap::new();
+    for (c, chunk) in chunks.into_iter().enumerate() {
+        ids.push(chunk.ids);
+        for field in chunk.fields.into_iter().skip(1) {
+            by_path
+                .entry(field.path.clone())
+                .or_default()
+                .push((c, field));
         }
     }
-    let groups: Vec<Vec<PartialField>> = by_path.into_values().collect();
-    let fields = par::map(groups, merge_field);
+    let groups: Vec<Vec<(usize, ChunkField)>> = by_path.into_values().collect();
+    let fields = par::map(groups, |parts| merge_field(&ids, parts));
     // A path that only ever held `null` or empty arrays is not a field: null counts as
     // absent (contract section 1).
     let fields = fields
@@ -250,59 +356,68 @@ fn merge(partials: Vec<Vec<PartialField>>) -> Index {
     Index::new(fields)
 }
 
-fn merge_field(parts: Vec<PartialField>) -> Field {
-    let mut parts = parts.into_iter();
-    let first = parts.next().expect("a group holds at least one part");
-    let (path, kind) = (first.path.clone(), first.kind);
-    let mut exists = first.exists;
-    let mut holds_objects = first.holds_objects;
-    let mut terms: FxHashMap<Box<str>, Ids> = first.terms.into_pairs().collect();
-    let mut numbers = first.numbers;
-    let mut numeric_strings = first.numeric_strings;
-    for part in parts {
-        exists.extend(part.exists);
-        holds_objects |= part.holds_objects;
-        unite(&mut terms, part.terms.into_pairs());
-        unite(&mut numbers, part.numbers);
-        unite(&mut numeric_strings, part.numeric_strings);
+/// Merges one kind of keys of one field over its chunks, in key order, calling `push`
+/// with each key and its ids (ascending: chunks come in id order).
+fn merge_keys<K>(
+    ids: &[Vec<u32>],
+    parts: &[(usize, &Keyed<K>)],
+    cmp: impl Fn(&K, &K) -> Ordering,
+    mut push: impl FnMut(&K, &[u32]),
+) {
+    let mut entries: Vec<(&K, usize, &Range<u32>)> = parts
+        .iter()
+        .flat_map(|(c, keys)| keys.iter().map(move |(k, r)| (k, *c, r)))
+        .collect();
+    // Stable, so equal keys keep chunk order.
+    entries.sort_by(|a, b| cmp(a.0, b.0));
+    let mut run: Vec<u32> = Vec::new();
+    let mut i = 0;
+    while i < entries.len() {
+        let key = entries[i].0;
+        run.clear();
+        while i < entries.len() && cmp(entries[i].0, key) == Ordering::Equal {
+            let (_, c, r) = entries[i];
+            run.extend_from_slice(&ids[c][r.start as usize..r.end as usize]);
+            i += 1;
+        }
+        push(key, &run);
     }
+}
+
+/// Unites one field's chunks (in chunk order, so each chunk's ids follow the last's).
+fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
+    let first = &parts[0].1;
+    let (path, kind) = (first.path.clone(), first.kind);
+    let holds_objects = parts.iter().any(|(_, p)| p.holds_objects);
+    let exists_ids = parts.iter().flat_map(|(c, p)| {
+        ids[*c][p.exists.start as usize..p.exists.end as usize]
+            .iter()
+            .copied()
+    });
+    let mut exists = RoaringBitmap::from_sorted_iter(exists_ids).unwrap_or_default();
+    exists.optimize();
+
+    let terms: Vec<(usize, &Keyed<Box<str>>)> =
+        parts.iter().map(|(c, p)| (*c, &p.terms[..])).collect();
+    let mut vocab = VocabBuilder::with_capacity(terms.iter().map(|t| t.1.len()).max().unwrap_or(0));
+    merge_keys(ids, &terms, Ord::cmp, |term, list| vocab.push(term, list));
+
+    let numbers = |pick: fn(&ChunkField) -> &Keyed<u64>| {
+        let keys: Vec<(usize, &Keyed<u64>)> = parts.iter().map(|(c, p)| (*c, pick(p))).collect();
+        let mut builder =
+            NumVocabBuilder::with_capacity(keys.iter().map(|k| k.1.len()).max().unwrap_or(0));
+        merge_keys(ids, &keys, by_number, |key, list| {
+            builder.push(f64::from_bits(*key), list)
+        });
+        builder.finish()
+    };
     Field {
         path,
         kind,
-        exists: bitmap(exists),
-        terms: Vocab::from_unsorted(terms.into_iter().map(|(t, ids)| (t, bitmap(ids))).collect()),
-        numbers: NumVocab::from_unsorted(
-            numbers
-                .into_iter()
-                .map(|(n, ids)| (n, bitmap(ids)))
-                .collect(),
-        ),
-        numeric_strings: NumVocab::from_unsorted(
-            numeric_strings
-                .into_iter()
-                .map(|(n, ids)| (n, bitmap(ids)))
-                .collect(),
-        ),
+        exists,
+        terms: vocab.finish(),
+        numbers: numbers(|p| &p.numbers),
+        numeric_strings: numbers(|p| &p.numeric_strings),
         holds_objects,
-    }
-}
-
-/// The bitmap of ids that are ascending (chunks are merged in order).
-fn bitmap(ids: Ids) -> RoaringBitmap {
-    RoaringBitmap::from_sorted_iter(ids).unwrap_or_default()
-}
-
-/// Appends the ids of `from` to those of `into`, term by term (`from` is a later chunk).
-fn unite<K: std::hash::Hash + Eq>(
-    into: &mut FxHashMap<K, Ids>,
-    from: impl IntoIterator<Item = (K, Ids)>,
-) {
-    for (key, ids) in from {
-        match into.entry(key) {
-            Entry::Occupied(mut e) => e.get_mut().extend(ids),
-            Entry::Vacant(e) => {
-                e.insert(ids);
-            }
-        }
     }
 }

@@ -1,12 +1,148 @@
 //! Sorted vocabularies: folded terms (or numbers) of one field, each with the records that
 //! hold it. Sorted arrays rather than hash maps: lookups are a binary search, prefixes and
 //! ranges are contiguous slices, and there is no per-entry hashing overhead in memory.
+//!
+//! Short posting lists (at most [`SMALL_POSTINGS`] ids) are kept inline, as sorted ids in
+//! one array shared by the whole vocabulary; longer ones as roaring bitmaps. Most distinct
+//! values of a catalog (ids, prices, rare words) hold a handful of records, and a bitmap
+//! each would cost more than the ids themselves.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use roaring::RoaringBitmap;
 
 use crate::query::Bound;
+
+/// The longest posting list kept as plain ids.
+pub const SMALL_POSTINGS: usize = 32;
+
+/// The records holding one term: plain ids (ascending) or a bitmap.
+#[derive(Debug, Clone, Copy)]
+pub enum Postings<'a> {
+    /// A short list of ids, ascending.
+    Ids(&'a [u32]),
+    /// A bitmap.
+    Bitmap(&'a RoaringBitmap),
+}
+
+impl<'a> Postings<'a> {
+    /// How many records.
+    pub fn len(&self) -> u64 {
+        match self {
+            Postings::Ids(ids) => ids.len() as u64,
+            Postings::Bitmap(b) => b.len(),
+        }
+    }
+
+    /// Whether no record holds the term.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The records as a bitmap (borrowed when it is one).
+    pub fn to_bitmap(&self) -> Cow<'a, RoaringBitmap> {
+        match *self {
+            Postings::Ids(ids) => {
+                Cow::Owned(RoaringBitmap::from_sorted_iter(ids.iter().copied()).unwrap_or_default())
+            }
+            Postings::Bitmap(b) => Cow::Borrowed(b),
+        }
+    }
+
+    /// The records, ascending.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = u32> + 'a> {
+        match *self {
+            Postings::Ids(ids) => Box::new(ids.iter().copied()),
+            Postings::Bitmap(b) => Box::new(b.iter()),
+        }
+    }
+
+    /// Whether both are the very same list (not merely equal).
+    pub(crate) fn same(&self, other: &Postings<'_>) -> bool {
+        match (self, other) {
+            (Postings::Ids(a), Postings::Ids(b)) => {
+                std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
+            }
+            (Postings::Bitmap(a), Postings::Bitmap(b)) => std::ptr::eq(*a, *b),
+            _ => false,
+        }
+    }
+}
+
+/// Where one term's postings are: `small[start..start + len]`, or `bitmaps[start]` when
+/// `len` is [`BITMAP`].
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    start: u32,
+    len: u32,
+}
+
+const BITMAP: u32 = u32::MAX;
+
+/// Posting lists stored the compact way: short ones inline, long ones as bitmaps.
+#[derive(Debug, Default)]
+struct Store {
+    slots: Vec<Slot>,
+    small: Vec<u32>,
+    bitmaps: Vec<RoaringBitmap>,
+}
+
+impl Store {
+    fn with_capacity(n: usize) -> Store {
+        Store {
+            slots: Vec::with_capacity(n),
+            ..Store::default()
+        }
+    }
+
+    /// Adds a posting list (ids ascending, no repeats).
+    fn push(&mut self, ids: &[u32]) {
+        if ids.len() <= SMALL_POSTINGS {
+            self.slots.push(Slot {
+                start: self.small.len() as u32,
+                len: ids.len() as u32,
+            });
+            self.small.extend_from_slice(ids);
+        } else {
+            let mut bitmap =
+                RoaringBitmap::from_sorted_iter(ids.iter().copied()).unwrap_or_default();
+            bitmap.optimize();
+            self.slots.push(Slot {
+                start: self.bitmaps.len() as u32,
+                len: BITMAP,
+            });
+            self.bitmaps.push(bitmap);
+        }
+    }
+
+    fn get(&self, i: usize) -> Postings<'_> {
+        let slot = self.slots[i];
+        if slot.len == BITMAP {
+            Postings::Bitmap(&self.bitmaps[slot.start as usize])
+        } else {
+            let start = slot.start as usize;
+            Postings::Ids(&self.small[start..start + slot.len as usize])
+        }
+    }
+
+    fn shrink(&mut self) {
+        self.slots.shrink_to_fit();
+        self.small.shrink_to_fit();
+        self.bitmaps.shrink_to_fit();
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.small.capacity() * 4
+            + self.bitmaps.capacity() * std::mem::size_of::<RoaringBitmap>()
+            + self
+                .bitmaps
+                .iter()
+                .map(RoaringBitmap::serialized_size)
+                .sum::<usize>()
+    }
+}
 
 /// The terms of one field, sorted by their UTF-8 bytes, with their posting lists.
 #[derive(Debug, Default)]
@@ -15,29 +151,43 @@ pub struct Vocab {
     text: String,
     /// `ends[i]` is the end of term `i` in `text`.
     ends: Vec<u32>,
-    postings: Vec<RoaringBitmap>,
+    postings: Store,
 }
 
-impl Vocab {
-    /// Builds a vocabulary from `(term, postings)` pairs in any order.
-    pub(crate) fn from_unsorted(mut pairs: Vec<(Box<str>, RoaringBitmap)>) -> Vocab {
-        pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut text = String::with_capacity(pairs.iter().map(|(t, _)| t.len()).sum());
-        let mut ends = Vec::with_capacity(pairs.len());
-        let mut postings = Vec::with_capacity(pairs.len());
-        for (term, mut bitmap) in pairs {
-            text.push_str(&term);
-            ends.push(text.len() as u32);
-            bitmap.optimize();
-            postings.push(bitmap);
-        }
-        Vocab {
-            text,
-            ends,
-            postings,
+/// Builds a [`Vocab`] from terms given in ascending order.
+#[derive(Debug, Default)]
+pub(crate) struct VocabBuilder {
+    vocab: Vocab,
+}
+
+impl VocabBuilder {
+    pub(crate) fn with_capacity(terms: usize) -> VocabBuilder {
+        VocabBuilder {
+            vocab: Vocab {
+                text: String::new(),
+                ends: Vec::with_capacity(terms),
+                postings: Store::with_capacity(terms),
+            },
         }
     }
 
+    /// Adds the next term (greater than the last) with its ids (ascending).
+    pub(crate) fn push(&mut self, term: &str, ids: &[u32]) {
+        debug_assert!(self.vocab.is_empty() || self.vocab.term(self.vocab.len() - 1) < term);
+        self.vocab.text.push_str(term);
+        self.vocab.ends.push(self.vocab.text.len() as u32);
+        self.vocab.postings.push(ids);
+    }
+
+    pub(crate) fn finish(mut self) -> Vocab {
+        self.vocab.text.shrink_to_fit();
+        self.vocab.ends.shrink_to_fit();
+        self.vocab.postings.shrink();
+        self.vocab
+    }
+}
+
+impl Vocab {
     /// How many distinct terms.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -55,8 +205,8 @@ impl Vocab {
     }
 
     /// The records holding term number `i`.
-    pub fn postings(&self, i: usize) -> &RoaringBitmap {
-        &self.postings[i]
+    pub fn postings(&self, i: usize) -> Postings<'_> {
+        self.postings.get(i)
     }
 
     /// The position of the first term not less than `probe`.
@@ -80,8 +230,8 @@ impl Vocab {
     }
 
     /// The records holding `term`.
-    pub fn get(&self, term: &str) -> Option<&RoaringBitmap> {
-        self.find(term).map(|i| &self.postings[i])
+    pub fn get(&self, term: &str) -> Option<Postings<'_>> {
+        self.find(term).map(|i| self.postings(i))
     }
 
     /// The numbers of all terms starting with `prefix` (a contiguous run).
@@ -95,20 +245,13 @@ impl Vocab {
     }
 
     /// Iterates over `(term, postings)` in term order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &RoaringBitmap)> + '_ {
-        (0..self.len()).map(move |i| (self.term(i), &self.postings[i]))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Postings<'_>)> + '_ {
+        (0..self.len()).map(move |i| (self.term(i), self.postings(i)))
     }
 
     /// Bytes held on the heap, for memory reports.
     pub fn heap_bytes(&self) -> usize {
-        self.text.capacity()
-            + self.ends.capacity() * 4
-            + self.postings.capacity() * std::mem::size_of::<RoaringBitmap>()
-            + self
-                .postings
-                .iter()
-                .map(RoaringBitmap::serialized_size)
-                .sum::<usize>()
+        self.text.capacity() + self.ends.capacity() * 4 + self.postings.heap_bytes()
     }
 }
 
@@ -116,10 +259,10 @@ impl Vocab {
 #[derive(Debug, Default)]
 pub struct NumVocab {
     values: Vec<f64>,
-    postings: Vec<RoaringBitmap>,
+    postings: Store,
 }
 
-/// A number as a hashable, totally ordered key (`-0` and `0` are the same number).
+/// A number as a hashable key (`-0` and `0` are the same number).
 pub(crate) fn number_key(x: f64) -> u64 {
     if x == 0.0 {
         0
@@ -128,24 +271,36 @@ pub(crate) fn number_key(x: f64) -> u64 {
     }
 }
 
-impl NumVocab {
-    /// Builds the vocabulary from `(number_key, postings)` pairs in any order.
-    pub(crate) fn from_unsorted(pairs: Vec<(u64, RoaringBitmap)>) -> NumVocab {
-        let mut pairs: Vec<(f64, RoaringBitmap)> = pairs
-            .into_iter()
-            .map(|(bits, b)| (f64::from_bits(bits), b))
-            .collect();
-        pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        let (values, postings) = pairs
-            .into_iter()
-            .map(|(v, mut b)| {
-                b.optimize();
-                (v, b)
-            })
-            .unzip();
-        NumVocab { values, postings }
+/// Builds a [`NumVocab`] from numbers given in ascending order.
+#[derive(Debug, Default)]
+pub(crate) struct NumVocabBuilder {
+    vocab: NumVocab,
+}
+
+impl NumVocabBuilder {
+    pub(crate) fn with_capacity(n: usize) -> NumVocabBuilder {
+        NumVocabBuilder {
+            vocab: NumVocab {
+                values: Vec::with_capacity(n),
+                postings: Store::with_capacity(n),
+            },
+        }
     }
 
+    /// Adds the next number (greater than the last) with its ids (ascending).
+    pub(crate) fn push(&mut self, x: f64, ids: &[u32]) {
+        self.vocab.values.push(x);
+        self.vocab.postings.push(ids);
+    }
+
+    pub(crate) fn finish(mut self) -> NumVocab {
+        self.vocab.values.shrink_to_fit();
+        self.vocab.postings.shrink();
+        self.vocab
+    }
+}
+
+impl NumVocab {
     /// How many distinct numbers.
     pub fn len(&self) -> usize {
         self.values.len()
@@ -157,38 +312,36 @@ impl NumVocab {
     }
 
     /// The records holding exactly `x`.
-    pub fn get(&self, x: f64) -> Option<&RoaringBitmap> {
+    pub fn get(&self, x: f64) -> Option<Postings<'_>> {
         let i = self.values.partition_point(|&v| v < x);
-        (i < self.len() && self.values[i] == x).then(|| &self.postings[i])
+        (i < self.len() && self.values[i] == x).then(|| self.postings.get(i))
     }
 
-    /// The posting lists of every number between the bounds.
-    pub fn range(&self, lower: Bound, upper: Bound) -> &[RoaringBitmap] {
+    /// The positions of every number between the bounds.
+    pub fn range(&self, lower: Bound, upper: Bound) -> Range<usize> {
         let start = self
             .values
             .partition_point(|&v| !lower.admits_from_below(v));
         let end = self.values.partition_point(|&v| upper.admits_from_above(v));
-        if start >= end {
-            &[]
-        } else {
-            &self.postings[start..end]
-        }
+        start..end.max(start)
+    }
+
+    /// The records holding number number `i`.
+    pub fn postings(&self, i: usize) -> Postings<'_> {
+        self.postings.get(i)
     }
 
     /// Iterates over `(number, postings)` ascending.
-    pub fn iter(&self) -> impl Iterator<Item = (f64, &RoaringBitmap)> + '_ {
-        self.values.iter().copied().zip(&self.postings)
+    pub fn iter(&self) -> impl Iterator<Item = (f64, Postings<'_>)> + '_ {
+        self.values
+            .iter()
+            .enumerate()
+            .map(move |(i, &v)| (v, self.postings.get(i)))
     }
 
     /// Bytes held on the heap, for memory reports.
     pub fn heap_bytes(&self) -> usize {
-        self.values.capacity() * 8
-            + self.postings.capacity() * std::mem::size_of::<RoaringBitmap>()
-            + self
-                .postings
-                .iter()
-                .map(RoaringBitmap::serialized_size)
-                .sum::<usize>()
+        self.values.capacity() * 8 + self.postings.heap_bytes()
     }
 }
 
@@ -196,39 +349,53 @@ impl NumVocab {
 mod tests {
     use super::*;
 
-    fn bm(ids: &[u32]) -> RoaringBitmap {
-        ids.iter().copied().collect()
+    fn ids(p: Option<Postings<'_>>) -> Vec<u32> {
+        p.map(|p| p.iter().collect()).unwrap_or_default()
     }
 
     #[test]
     fn vocab_lookups() {
-        let v = Vocab::from_unsorted(vec![
-            ("charmander".into(), bm(&[3])),
-            ("charizard".into(), bm(&[1, 2])),
-            ("pikachu".into(), bm(&[4])),
-            ("char".into(), bm(&[5])),
-        ]);
+        let mut b = VocabBuilder::with_capacity(4);
+        let many: Vec<u32> = (0..100).collect();
+        b.push("char", &[5]);
+        b.push("charizard", &[1, 2]);
+        b.push("charmander", &many);
+        b.push("pikachu", &[4]);
+        let v = b.finish();
         assert_eq!(v.len(), 4);
-        assert_eq!(v.get("charizard"), Some(&bm(&[1, 2])));
-        assert_eq!(v.get("charizar"), None);
-        assert_eq!(v.get("zzz"), None);
-        let r = v.prefixed("char");
-        let terms: Vec<&str> = r.map(|i| v.term(i)).collect();
+        assert_eq!(ids(v.get("charizard")), [1, 2]);
+        assert!(matches!(v.get("charizard"), Some(Postings::Ids(_))));
+        assert!(matches!(v.get("charmander"), Some(Postings::Bitmap(_))));
+        assert_eq!(ids(v.get("charmander")), many);
+        assert_eq!(v.get("charmander").unwrap().len(), 100);
+        assert!(v.get("charizar").is_none());
+        assert!(v.get("zzz").is_none());
+        let terms: Vec<&str> = v.prefixed("char").map(|i| v.term(i)).collect();
         assert_eq!(terms, ["char", "charizard", "charmander"]);
         assert_eq!(v.prefixed("x"), 4..4);
         assert_eq!(v.prefixed(""), 0..4);
+        assert_eq!(
+            v.get("pikachu")
+                .unwrap()
+                .to_bitmap()
+                .iter()
+                .collect::<Vec<_>>(),
+            [4]
+        );
+        assert!(v.get("char").unwrap().same(&v.get("char").unwrap()));
+        assert!(!v.get("char").unwrap().same(&v.get("pikachu").unwrap()));
     }
 
     #[test]
     fn numbers_and_ranges() {
-        let n = NumVocab::from_unsorted(vec![
-            (number_key(120.0), bm(&[1])),
-            (number_key(-0.0), bm(&[2])),
-            (number_key(60.0), bm(&[3])),
-            (number_key(340.0), bm(&[4])),
-        ]);
-        assert_eq!(n.get(0.0), Some(&bm(&[2])));
-        assert_eq!(n.get(-0.0), Some(&bm(&[2])));
+        let mut b = NumVocabBuilder::with_capacity(4);
+        b.push(0.0, &[2]);
+        b.push(60.0, &[3]);
+        b.push(120.0, &[1]);
+        b.push(340.0, &[4]);
+        let n = b.finish();
+        assert_eq!(ids(n.get(0.0)), [2]);
+        assert_eq!(ids(n.get(-0.0)), [2]);
         assert_eq!(n.range(Bound::Inclusive(60.0), Bound::Unbounded).len(), 3);
         assert_eq!(n.range(Bound::Exclusive(60.0), Bound::Unbounded).len(), 2);
         assert_eq!(n.range(Bound::Unbounded, Bound::Exclusive(120.0)).len(), 2);
@@ -242,6 +409,6 @@ mod tests {
                 .len(),
             0
         );
-        assert_eq!(n.range(Bound::Unbounded, Bound::Unbounded).len(), 4);
+        assert_eq!(n.range(Bound::Unbounded, Bound::Unbounded), 0..4);
     }
 }

@@ -1,14 +1,12 @@
-//! JSON as cardex needs it: a borrowed tree for snapshot records ([`Node`]), a compact
-//! writer that marks the members a request may leave out ([`write`]), and a walker over
-//! that compact output ([`walk`]) used to index records and to read single fields back.
+//! JSON as cardex needs it: a one-pass transcoder from snapshot records to compact JSON
+//! ([`transcode`], noting where the parts the load rules need are), the compact writer and
+//! the marks of the members a request may leave out ([`write`]), and a walker over that
+//! compact output ([`walk`]) used to index records and to read single fields back.
 //!
-//! Records are parsed once with serde into [`Node`] (strings borrowed from the file where
-//! they hold no escapes, objects as ordered member lists, so keys keep their order), then
-//! written once in compact form. The compact text is what cardex serves and what it
+//! Records are read once with serde and written once in compact form, with no tree in
+//! between; keys keep their order. The compact text is what cardex serves and what it
 //! indexes: the served card and the searched card are the same bytes.
 
-mod node;
+pub(crate) mod transcode;
 pub(crate) mod walk;
 pub(crate) mod write;
-
-pub(crate) use node::Node;

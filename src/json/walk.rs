@@ -311,8 +311,54 @@ pub(crate) fn members(doc: &str) -> Vec<(Cow<'_, str>, Range<usize>)> {
     }
 }
 
+/// The value of a JSON string literal (with its quotes) of compact JSON.
+pub(crate) fn string_value(literal: &str) -> Cow<'_, str> {
+    let body = literal
+        .get(1..literal.len().saturating_sub(1))
+        .unwrap_or("");
+    if body.contains('\\') {
+        Cow::Owned(unescape(body))
+    } else {
+        Cow::Borrowed(body)
+    }
+}
+
+/// The kind of the compact JSON value starting with byte `b`.
+pub(crate) fn kind_at(b: Option<u8>) -> super::transcode::Kind {
+    use super::transcode::Kind;
+    match b {
+        Some(b'"') => Kind::String,
+        Some(b'[') => Kind::Array,
+        Some(b'{') => Kind::Object,
+        Some(b't' | b'f') => Kind::Bool,
+        Some(b'n') | None => Kind::Null,
+        Some(_) => Kind::Number,
+    }
+}
+
+/// The strings of a compact JSON array of strings; else the index and kind of the first
+/// element that is not a string.
+pub(crate) fn string_array(
+    array: &str,
+) -> Result<Vec<Cow<'_, str>>, (usize, super::transcode::Kind)> {
+    let mut c = Cursor::new(array);
+    let mut out = Vec::new();
+    if !c.eat(b'[') || c.eat(b']') {
+        return Ok(out);
+    }
+    loop {
+        if c.peek() != Some(b'"') {
+            return Err((out.len(), kind_at(c.peek())));
+        }
+        out.push(c.string());
+        if !c.eat(b',') {
+            return Ok(out);
+        }
+    }
+}
+
 /// Decodes the escapes of a JSON string body.
-fn unescape(raw: &str) -> String {
+pub(crate) fn unescape(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars();
     while let Some(c) = chars.next() {

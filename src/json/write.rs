@@ -1,13 +1,11 @@
 //! Compact JSON output, and the marks that let a request leave parts of a card out.
 //!
-//! A card is written once, whole. Every `prices` and `pop_reports` member of a
-//! `variants[]` object is marked with a [`Strip`]; [`copy_without`] then copies the card
-//! leaving out the marked members a request did not `include`, fixing the commas, without
-//! parsing anything.
+//! A card is written once, whole (by [`super::transcode`]). Every `prices` and
+//! `pop_reports` member of a `variants[]` object is marked with a [`Strip`];
+//! [`copy_without`] then copies the card leaving out the marked members a request did not
+//! `include`, fixing the commas, without parsing anything.
 
 use std::io::Write as _;
-
-use super::Node;
 
 /// Which optional part of a card a [`Strip`] covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,105 +60,6 @@ pub(crate) struct Strip {
     pub part: Part,
     /// The member opens its object, so the next kept member must lose its comma.
     pub first: bool,
-}
-
-/// Writes `node` as compact JSON to `out`. When `strips` is given, the members of
-/// top-level `variants[]` objects named `prices` and `pop_reports` are marked in it, with
-/// offsets relative to the start of `out`.
-pub(crate) fn write_record(node: &Node<'_>, out: &mut Vec<u8>, strips: Option<&mut Vec<Strip>>) {
-    match (node, strips) {
-        (Node::Object(members), Some(strips)) => {
-            out.push(b'{');
-            for (i, (key, value)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(key, out);
-                out.push(b':');
-                match value {
-                    Node::Array(variants) if key == "variants" => {
-                        write_variants(variants, out, strips)
-                    }
-                    _ => write_node(value, out),
-                }
-            }
-            out.push(b'}');
-        }
-        (node, _) => write_node(node, out),
-    }
-}
-
-fn write_variants(variants: &[Node<'_>], out: &mut Vec<u8>, strips: &mut Vec<Strip>) {
-    out.push(b'[');
-    for (i, variant) in variants.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        let Node::Object(members) = variant else {
-            write_node(variant, out);
-            continue;
-        };
-        out.push(b'{');
-        for (j, (key, value)) in members.iter().enumerate() {
-            let start = out.len();
-            if j > 0 {
-                out.push(b',');
-            }
-            write_str(key, out);
-            out.push(b':');
-            write_node(value, out);
-            let part = match key.as_ref() {
-                "prices" => Some(Part::Prices),
-                "pop_reports" => Some(Part::PopReports),
-                _ => None,
-            };
-            if let Some(part) = part {
-                strips.push(Strip {
-                    start: start as u32,
-                    end: out.len() as u32,
-                    part,
-                    first: j == 0,
-                });
-            }
-        }
-        out.push(b'}');
-    }
-    out.push(b']');
-}
-
-/// Writes any node as compact JSON.
-pub(crate) fn write_node(node: &Node<'_>, out: &mut Vec<u8>) {
-    match node {
-        Node::Null => out.extend_from_slice(b"null"),
-        Node::Bool(true) => out.extend_from_slice(b"true"),
-        Node::Bool(false) => out.extend_from_slice(b"false"),
-        Node::Number(n) => {
-            let _ = write!(out, "{n}");
-        }
-        Node::String(s) => write_str(s, out),
-        Node::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_node(item, out);
-            }
-            out.push(b']');
-        }
-        Node::Object(members) => {
-            out.push(b'{');
-            for (i, (key, value)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(key, out);
-                out.push(b':');
-                write_node(value, out);
-            }
-            out.push(b'}');
-        }
-    }
 }
 
 /// Writes a JSON string literal: `"` and `\` escaped, control characters as short escapes
@@ -242,10 +141,9 @@ mod tests {
     use proptest::prelude::*;
 
     fn render(json: &str) -> (Vec<u8>, Vec<Strip>) {
-        let node: Node<'_> = serde_json::from_str(json).unwrap();
-        let (mut out, mut strips) = (Vec::new(), Vec::new());
-        write_record(&node, &mut out, Some(&mut strips));
-        (out, strips)
+        let mut t = crate::json::transcode::Transcoder::default();
+        t.record(json).unwrap();
+        (t.out, t.layout.strips)
     }
 
     fn served(json: &str, include: Include) -> String {

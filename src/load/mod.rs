@@ -23,10 +23,10 @@ pub(crate) use record::Prepared;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use record::{prepare, RecordKind};
+use record::{Preparer, RecordKind};
+use serde_json::value::RawValue;
 
 use crate::index::FxHashMap;
-use crate::json::Node;
 use crate::par;
 use crate::store::Collection;
 use crate::text::{natural_key, NaturalKey};
@@ -43,6 +43,29 @@ pub(crate) struct LoadedCatalog {
 
 /// The prepared records of one file, with its path.
 type FileRecords = (PathBuf, Vec<Prepared>);
+
+/// The records of one collection, file by file, and the buffers holding their JSON.
+#[derive(Default)]
+struct Gathered {
+    buffers: Vec<Box<str>>,
+    files: Vec<FileRecords>,
+}
+
+impl Gathered {
+    fn add(&mut self, path: PathBuf, output: FileOutput) {
+        let base = self.buffers.len();
+        self.buffers.extend(output.buffers);
+        let records = output
+            .records
+            .into_iter()
+            .map(|(buffer, mut record)| {
+                record.buffer = (base + buffer) as u32;
+                record
+            })
+            .collect();
+        self.files.push((path, records));
+    }
+}
 
 /// One file to read.
 struct FileJob {
@@ -117,32 +140,39 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
         (job, records)
     });
 
-    let mut parts: Vec<(Vec<FileRecords>, Vec<FileRecords>)> =
-        catalogs.iter().map(|_| (Vec::new(), Vec::new())).collect();
-    for (job, records) in results {
-        let records = records?;
+    let mut parts: Vec<(Gathered, Gathered)> =
+        catalogs.iter().map(|_| Default::default()).collect();
+    for (job, output) in results {
+        let output = output?;
         let (expansions, cards) = &mut parts[job.catalog];
-        match job.kind {
-            RecordKind::Expansion => expansions.push((job.path, records)),
-            RecordKind::Card => cards.push((job.path, records)),
-        }
+        let gathered = match job.kind {
+            RecordKind::Expansion => expansions,
+            RecordKind::Card => cards,
+        };
+        gathered.add(job.path, output);
     }
 
     let mut ordered = Vec::new();
-    for ((name, _), (expansion_files, card_files)) in catalogs.iter().zip(parts) {
-        let expansions = order_expansions(expansion_files)?;
-        let ranks: FxHashMap<&str, u32> = expansions
+    for ((name, _), (expansions, cards)) in catalogs.iter().zip(parts) {
+        let expansion_records = order_expansions(expansions.files)?;
+        let ranks: FxHashMap<&str, u32> = expansion_records
             .iter()
             .enumerate()
             .map(|(rank, e)| (&*e.id, rank as u32))
             .collect();
-        let cards = order_cards(name, card_files, &ranks)?;
+        let card_records = order_cards(name, cards.files, &ranks)?;
         drop(ranks);
-        ordered.push((expansions, cards));
+        ordered.push((
+            (expansions.buffers, expansion_records),
+            (cards.buffers, card_records),
+        ));
     }
 
     let built = par::map(ordered, |(expansions, cards)| {
-        par::join(|| Collection::new(expansions), || Collection::new(cards))
+        par::join(
+            || Collection::new(expansions.0, expansions.1),
+            || Collection::new(cards.0, cards.1),
+        )
     });
     Ok(catalogs
         .into_iter()
@@ -174,19 +204,19 @@ fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
         return Ok(None);
     }
     let text = read_text(&path)?;
-    let node: Node<'_> = parse_json(&path, &text)?;
-    if !matches!(node, Node::Object(_)) {
+    let meta: serde_json::Value = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
+    let Some(object) = meta.as_object() else {
+        let found =
+            crate::json::walk::kind_at(text.trim_start().as_bytes().first().copied()).name();
         return Err(LoadError::new(
             Some(&path),
-            LoadErrorKind::NotAnObject {
-                found: node.type_name(),
-            },
+            LoadErrorKind::NotAnObject { found },
         ));
-    }
-    match node.field("name") {
-        None => {}
-        Some(Node::String(n)) if n == name => {}
-        Some(Node::String(n)) => {
+    };
+    match object.get("name") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::String(n)) if n == name => {}
+        Some(serde_json::Value::String(n)) => {
             let kind = LoadErrorKind::CatalogNameMismatch {
                 folder: name.to_string(),
                 name: n.to_string(),
@@ -194,17 +224,17 @@ fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
             return Err(LoadError::new(Some(&path), kind));
         }
         Some(other) => {
+            let found =
+                crate::json::walk::kind_at(other.to_string().as_bytes().first().copied()).name();
             let kind = LoadErrorKind::WrongType {
                 field: "name".into(),
                 expected: "a string",
-                found: other.type_name(),
+                found,
             };
             return Err(LoadError::new(Some(&path), kind));
         }
     }
-    let mut out = Vec::new();
-    crate::json::write::write_node(&node, &mut out);
-    Ok(Some(String::from_utf8_lossy(&out).into()))
+    Ok(Some(meta.to_string().into()))
 }
 
 fn read_text(path: &Path) -> Result<String, LoadError> {
@@ -212,15 +242,13 @@ fn read_text(path: &Path) -> Result<String, LoadError> {
     String::from_utf8(bytes).map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))
 }
 
-fn parse_json<'a>(path: &Path, text: &'a str) -> Result<Node<'a>, LoadError> {
-    serde_json::from_str(text).map_err(|e| {
-        let kind = LoadErrorKind::Json {
-            line: e.line(),
-            column: e.column(),
-            message: strip_position(&e.to_string()),
-        };
-        LoadError::new(Some(path), kind)
-    })
+fn json_error(path: &Path, e: &serde_json::Error) -> LoadError {
+    let kind = LoadErrorKind::Json {
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    };
+    LoadError::new(Some(path), kind)
 }
 
 /// serde_json appends " at line L column C" to its messages; the error shows the position
@@ -232,24 +260,67 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// Reads one file of records and prepares each record (in parallel).
-fn read_file(path: &Path, kind: RecordKind) -> Result<Vec<Prepared>, LoadError> {
+/// Records transcoded per task: enough to make the parallel work worth it, few enough
+/// that a large file spreads over every thread.
+const RECORDS_PER_CHUNK: usize = 512;
+
+/// One file's records: the buffers holding their compact JSON, and each record with the
+/// number of its buffer (within this file).
+struct FileOutput {
+    buffers: Vec<Box<str>>,
+    records: Vec<(usize, Prepared)>,
+}
+
+/// Reads one file of records and prepares them: one validating scan splits the array into
+/// raw records (JSON syntax errors come from here, with line and column); then chunks of
+/// records are transcoded in parallel, each chunk into one buffer.
+fn read_file(path: &Path, kind: RecordKind) -> Result<FileOutput, LoadError> {
     let text = read_text(path)?;
-    let node = parse_json(path, &text)?;
-    let Node::Array(records) = node else {
+    let first = text.trim_start().as_bytes().first().copied();
+    if first.is_some() && first != Some(b'[') {
+        let found = crate::json::walk::kind_at(first).name();
         return Err(LoadError::new(
             Some(path),
-            LoadErrorKind::NotAnArray {
-                found: node.type_name(),
-            },
+            LoadErrorKind::NotAnArray { found },
         ));
+    }
+    let raws: Vec<&RawValue> = serde_json::from_str(&text).map_err(|e| {
+        // The raw scan skips values and words some errors less helpfully ("key must be a
+        // string" for a trailing comma); serde_json's full parser says it better, at the
+        // same place. Only a broken file pays for the second parse.
+        let better = serde_json::from_str::<serde_json::Value>(&text).err();
+        json_error(path, better.as_ref().unwrap_or(&e))
+    })?;
+    let chunks: Vec<(usize, &[&RawValue])> = raws
+        .chunks(RECORDS_PER_CHUNK)
+        .enumerate()
+        .map(|(i, c)| (i * RECORDS_PER_CHUNK, c))
+        .collect();
+    let done = par::map(chunks, |(base, chunk)| {
+        let mut preparer = Preparer::default();
+        let mut dest = Vec::with_capacity(chunk.iter().map(|r| r.get().len()).sum());
+        let records = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| preparer.prepare(kind, raw.get(), base + i, &mut dest))
+            .collect::<Result<Vec<Prepared>, LoadError>>()?;
+        let buffer = String::from_utf8(dest)
+            .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
+        Ok((buffer.into_boxed_str(), records))
+    });
+    let mut output = FileOutput {
+        buffers: Vec::new(),
+        records: Vec::with_capacity(raws.len()),
     };
-    let numbered: Vec<(usize, Node<'_>)> = records.into_iter().enumerate().collect();
-    let prepared = par::map(numbered, |(i, node)| prepare(kind, node, i));
-    prepared
-        .into_iter()
-        .map(|r| r.map_err(|e| e.in_file(path)))
-        .collect()
+    for chunk in done {
+        let (buffer, records) = chunk.map_err(|e: LoadError| e.in_file(path))?;
+        let number = output.buffers.len();
+        output.buffers.push(buffer);
+        output
+            .records
+            .extend(records.into_iter().map(|r| (number, r)));
+    }
+    Ok(output)
 }
 
 /// Where each id was first seen, to report duplicates with both places.

@@ -1,12 +1,15 @@
-//! One record, from parsed JSON to what the store keeps: validated, with the translation
-//! fallback (spec 2.3 rule 4) and, for cards, the printings rule (contract section 1)
-//! applied, then written once as compact JSON.
+//! One record, from its source text to what the store keeps: transcoded to compact JSON
+//! in one pass ([`Transcoder`]), validated, with the translation fallback (spec 2.3 rule 4)
+//! and, for cards, the printings rule (contract section 1) applied as edits of the compact
+//! text, then appended to the chunk's buffer.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use super::error::{LoadError, LoadErrorKind};
-use crate::json::write::{write_record, Strip};
-use crate::json::Node;
+use crate::json::transcode::{Kind, Member, Transcoder};
+use crate::json::walk::{string_array, string_value};
+use crate::json::write::{write_str, Strip};
 
 /// Which collection a record belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,13 +18,16 @@ pub(crate) enum RecordKind {
     Expansion,
 }
 
-/// A validated record, ready for the store.
+/// A validated record, ready for the store; its JSON sits in its chunk's buffer.
 #[derive(Debug)]
 pub(crate) struct Prepared {
     pub id: Box<str>,
-    /// The served (and searched) record, compact.
-    pub json: Box<str>,
-    /// The members of `json` a request may leave out (cards only).
+    /// The buffer holding the record's JSON (numbered by the loader).
+    pub buffer: u32,
+    /// Where the served (and searched) record is in its buffer.
+    pub start: usize,
+    pub len: usize,
+    /// The members a request may leave out (cards only), relative to `start`.
     pub strips: Vec<Strip>,
     /// Cards: the expansion of debut.
     pub expansion_id: Option<Box<str>>,
@@ -35,199 +41,358 @@ pub(crate) struct Prepared {
 
 type Result<T> = std::result::Result<T, LoadErrorKind>;
 
-/// Validates and transforms record number `index` of a file.
-pub(crate) fn prepare(
-    kind: RecordKind,
-    mut node: Node<'_>,
-    index: usize,
-) -> std::result::Result<Prepared, LoadError> {
-    let id = match &node {
-        Node::Object(_) => node
-            .field("id")
-            .and_then(Node::as_str)
-            .filter(|id| !id.is_empty())
-            .map(str::to_string),
-        other => {
-            let kind = LoadErrorKind::NotAnObject {
-                found: other.type_name(),
+/// An edit of the transcoded record: replace `range` with `bytes`, or (no range) add the
+/// member `bytes` at the end of the record.
+struct Edit {
+    range: Option<Range<usize>>,
+    bytes: Vec<u8>,
+}
+
+/// Prepares records one after the other, reusing its buffers.
+#[derive(Debug, Default)]
+pub(crate) struct Preparer {
+    transcoder: Transcoder,
+}
+
+impl Preparer {
+    /// Validates and transforms record number `index` of a file (`text` is its source),
+    /// appending its compact JSON to `dest`.
+    pub(crate) fn prepare(
+        &mut self,
+        kind: RecordKind,
+        text: &str,
+        index: usize,
+        dest: &mut Vec<u8>,
+    ) -> std::result::Result<Prepared, LoadError> {
+        if let Err(e) = self.transcoder.record(text) {
+            let kind = LoadErrorKind::Json {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
             };
             return Err(LoadError::new(None, kind).at_record(index, None));
         }
-    };
-    prepare_object(kind, &mut node, index)
-        .map_err(|kind| LoadError::new(None, kind).at_record(index, id.as_deref()))
-}
-
-fn prepare_object(kind: RecordKind, node: &mut Node<'_>, index: usize) -> Result<Prepared> {
-    let id = required_string(node, "id")?.to_string();
-    apply_translation(node)?;
-    let mut prepared = Prepared {
-        id: id.into(),
-        json: "".into(),
-        strips: Vec::new(),
-        expansion_id: None,
-        number: None,
-        release_date: None,
-        index,
-    };
-    optional_string(node, "language_code")?;
-    match kind {
-        RecordKind::Card => {
-            let expansion_id = required_string(node, "expansion_id")?.to_string();
-            let printings = printings(node, &expansion_id)?;
-            let printings = Node::Array(
-                printings
-                    .into_iter()
-                    .map(|p| Node::String(Cow::Owned(p)))
-                    .collect(),
-            );
-            set_member(node, "printings", printings);
-            prepared.number = match node.field("number") {
-                None => None,
-                Some(Node::String(s)) => Some(s.as_ref().into()),
-                Some(Node::Number(n)) => Some(n.to_string().into()),
-                Some(other) => {
-                    return Err(wrong_type("number", "a string or a number", other));
-                }
-            };
-            prepared.expansion_id = Some(expansion_id.into());
+        let record = Record {
+            out: &self.transcoder.out,
+            members: &self.transcoder.layout.members,
+            english: &self.transcoder.layout.translation_en,
+        };
+        let own = self.transcoder.layout.kind.unwrap_or(Kind::Null);
+        if own != Kind::Object {
+            let kind = LoadErrorKind::NotAnObject { found: own.name() };
+            return Err(LoadError::new(None, kind).at_record(index, None));
         }
-        RecordKind::Expansion => {
-            if let Some(date) = optional_string(node, "release_date")? {
-                if !is_date(date) {
-                    return Err(LoadErrorKind::BadDate {
-                        field: "release_date",
-                        value: date.to_string(),
-                    });
-                }
-                prepared.release_date = Some(date.into());
-            }
+        let id = record
+            .field("id")
+            .filter(|m| m.kind == Kind::String)
+            .map(|m| record.string(m))
+            .filter(|id| !id.is_empty());
+        let mut edits = Vec::new();
+        let mut prepared = Prepared {
+            id: "".into(),
+            buffer: 0,
+            start: dest.len(),
+            len: 0,
+            strips: Vec::new(),
+            expansion_id: None,
+            number: None,
+            release_date: None,
+            index,
+        };
+        self.rules(kind, &mut prepared, &mut edits)
+            .map_err(|kind| LoadError::new(None, kind).at_record(index, id.as_deref()))?;
+        let t = &self.transcoder;
+        apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
+        Ok(prepared)
+    }
+
+    fn rules(
+        &self,
+        kind: RecordKind,
+        prepared: &mut Prepared,
+        edits: &mut Vec<Edit>,
+    ) -> Result<()> {
+        let t = &self.transcoder;
+        let record = Record {
+            out: &t.out,
+            members: &t.layout.members,
+            english: &t.layout.translation_en,
+        };
+        prepared.id = record.required_string("id")?.into();
+        // Spec 2.3 rule 4: a property the record lacks (or holds as null) that
+        // `translation.en` has takes the English value.
+        match record.field("translation").map(|m| m.kind) {
+            None | Some(Kind::Object) => {}
+            Some(other) => return Err(wrong_type("translation", "an object", other)),
         }
-    }
-    let mut out = Vec::with_capacity(256);
-    let mut strips = Vec::new();
-    let marks = (kind == RecordKind::Card).then_some(&mut strips);
-    write_record(node, &mut out, marks);
-    prepared.json = String::from_utf8(out)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-        .into_boxed_str();
-    prepared.strips = strips;
-    Ok(prepared)
-}
-
-fn wrong_type(field: &str, expected: &'static str, found: &Node<'_>) -> LoadErrorKind {
-    LoadErrorKind::WrongType {
-        field: field.to_string(),
-        expected,
-        found: found.type_name(),
-    }
-}
-
-fn required_string<'n>(node: &'n Node<'_>, field: &'static str) -> Result<&'n str> {
-    match node.field(field) {
-        None => Err(LoadErrorKind::MissingField { field }),
-        Some(Node::String(s)) if s.is_empty() => Err(LoadErrorKind::WrongType {
-            field: field.to_string(),
-            expected: "a non-empty string",
-            found: "an empty string",
-        }),
-        Some(Node::String(s)) => Ok(s),
-        Some(other) => Err(wrong_type(field, "a non-empty string", other)),
-    }
-}
-
-fn optional_string<'n>(node: &'n Node<'_>, field: &'static str) -> Result<Option<&'n str>> {
-    match node.field(field) {
-        None => Ok(None),
-        Some(Node::String(s)) => Ok(Some(s)),
-        Some(other) => Err(wrong_type(field, "a string", other)),
-    }
-}
-
-/// Sets member `key` of an object: replaces its value where present, else appends it.
-fn set_member<'a>(node: &mut Node<'a>, key: &str, value: Node<'a>) {
-    if let Node::Object(members) = node {
-        match members.iter_mut().rev().find(|(k, _)| k == key) {
-            Some((_, slot)) => *slot = value,
-            None => members.push((Cow::Owned(key.to_string()), value)),
-        }
-    }
-}
-
-/// Spec 2.3 rule 4: a record with `translation.en` that lacks one of its own top-level
-/// properties that `translation.en` has takes the English value there (`null` counts as
-/// absent).
-fn apply_translation(node: &mut Node<'_>) -> Result<()> {
-    let fallback: Vec<(String, Node<'_>)> = match node.field("translation") {
-        None => return Ok(()),
-        Some(Node::Object(_)) => match node.field("translation").and_then(|t| t.field("en")) {
-            None => return Ok(()),
-            Some(Node::Object(en)) => en
-                .iter()
-                .filter(|(key, value)| !matches!(value, Node::Null) && node.field(key).is_none())
-                .map(|(key, value)| (key.to_string(), value.clone()))
-                .collect(),
+        match t.layout.translation_en_kind {
+            None | Some(Kind::Object) | Some(Kind::Null) => {}
             Some(other) => return Err(wrong_type("translation.en", "an object", other)),
-        },
-        Some(other) => return Err(wrong_type("translation", "an object", other)),
-    };
-    for (key, value) in fallback {
-        set_member(node, &key, value);
-    }
-    Ok(())
-}
-
-/// Contract section 1: the card's `printings` if present, else `[expansion_id]`, united
-/// with every `variants[].printings` entry and its own `expansion_id`, first occurrence
-/// kept.
-fn printings(node: &Node<'_>, expansion_id: &str) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    let mut add = |p: &str| {
-        if !out.iter().any(|q| q == p) {
-            out.push(p.to_string());
         }
-    };
-    match node.field("printings") {
-        None => add(expansion_id),
-        Some(list) => {
-            for p in strings(list, "printings")? {
-                add(p);
+        for en in t
+            .layout
+            .translation_en
+            .iter()
+            .filter(|m| m.kind != Kind::Null)
+        {
+            let key = &t.out[en.key.clone()];
+            if kind == RecordKind::Card && key == b"printings" {
+                // The printings rule below writes the card's printings, English ones included.
+                continue;
+            }
+            let bytes = t.out[en.value.clone()].to_vec();
+            match record.member(key) {
+                None => edits.push(Edit {
+                    range: None,
+                    bytes: member_bytes(&t.out[en.key.clone()], &bytes),
+                }),
+                Some(own) if own.kind == Kind::Null => edits.push(Edit {
+                    range: Some(own.value.clone()),
+                    bytes,
+                }),
+                Some(_) => {}
             }
         }
-    }
-    match node.field("variants") {
-        None => {}
-        Some(Node::Array(variants)) => {
-            for (i, variant) in variants.iter().enumerate() {
-                if !matches!(variant, Node::Object(_)) {
-                    return Err(wrong_type(&format!("variants[{i}]"), "an object", variant));
+        record.optional_string("language_code")?;
+        match kind {
+            RecordKind::Card => {
+                let expansion_id = record.required_string("expansion_id")?.into_owned();
+                let printings = self.printings(&record, &expansion_id)?;
+                let mut json = Vec::with_capacity(printings.len() * 8 + 2);
+                json.push(b'[');
+                for (i, p) in printings.iter().enumerate() {
+                    if i > 0 {
+                        json.push(b',');
+                    }
+                    write_str(p, &mut json);
                 }
-                if let Some(list) = variant.field("printings") {
-                    for p in strings(list, &format!("variants[{i}].printings"))? {
-                        add(p);
+                json.push(b']');
+                match record.member("printings") {
+                    Some(m) if t.out[m.value.clone()] == json[..] => {}
+                    Some(m) => edits.push(Edit {
+                        range: Some(m.value.clone()),
+                        bytes: json,
+                    }),
+                    None => edits.push(Edit {
+                        range: None,
+                        bytes: member_bytes(b"printings", &json),
+                    }),
+                }
+                prepared.number = match record.field("number") {
+                    None => None,
+                    Some(m) if m.kind == Kind::String => Some(record.string(m).into()),
+                    Some(m) if m.kind == Kind::Number => Some(record.text(m).into()),
+                    Some(m) => return Err(wrong_type("number", "a string or a number", m.kind)),
+                };
+                prepared.expansion_id = Some(expansion_id.into());
+            }
+            RecordKind::Expansion => {
+                if let Some(date) = record.optional_string("release_date")? {
+                    if !is_date(&date) {
+                        return Err(LoadErrorKind::BadDate {
+                            field: "release_date",
+                            value: date.into_owned(),
+                        });
+                    }
+                    prepared.release_date = Some(date.into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Contract section 1: the card's `printings` if present, else `[expansion_id]`,
+    /// united with every `variants[].printings` entry and its own `expansion_id`, first
+    /// occurrence kept.
+    fn printings(&self, record: &Record<'_>, expansion_id: &str) -> Result<Vec<String>> {
+        let t = &self.transcoder;
+        let mut out: Vec<String> = Vec::new();
+        let mut add = |p: &str| {
+            if !out.iter().any(|q| q == p) {
+                out.push(p.to_string());
+            }
+        };
+        match record.field("printings") {
+            None => add(expansion_id),
+            Some(m) => {
+                for p in strings(record.out, &m.value, m.kind, "printings")? {
+                    add(&p);
+                }
+            }
+        }
+        match record.field("variants").map(|m| m.kind) {
+            None | Some(Kind::Array) => {}
+            Some(other) => return Err(wrong_type("variants", "an array of objects", other)),
+        }
+        for (i, variant) in t.layout.variants.iter().enumerate() {
+            if !variant.is_object {
+                let found = variant.kind.unwrap_or(Kind::Null);
+                return Err(wrong_type(&format!("variants[{i}]"), "an object", found));
+            }
+            if let Some((range, kind)) = &variant.printings {
+                if *kind != Kind::Null {
+                    for p in strings(
+                        record.out,
+                        range,
+                        *kind,
+                        &format!("variants[{i}].printings"),
+                    )? {
+                        add(&p);
                     }
                 }
             }
         }
-        Some(other) => return Err(wrong_type("variants", "an array of objects", other)),
+        add(expansion_id);
+        Ok(out)
     }
-    add(expansion_id);
-    Ok(out)
 }
 
-/// The strings of an array of strings.
-fn strings<'n>(node: &'n Node<'_>, field: &str) -> Result<Vec<&'n str>> {
-    let Node::Array(items) = node else {
-        return Err(wrong_type(field, "an array of strings", node));
-    };
-    items
+/// A transcoded record's top-level members, and its `translation.en` members.
+struct Record<'a> {
+    out: &'a [u8],
+    members: &'a [Member],
+    english: &'a [Member],
+}
+
+/// The member `key` of a list (the last, should a key repeat).
+fn find<'a>(out: &[u8], members: &'a [Member], key: &[u8]) -> Option<&'a Member> {
+    members.iter().rev().find(|m| &out[m.key.clone()] == key)
+}
+
+impl<'a> Record<'a> {
+    /// The record's own member `key`.
+    fn member(&self, key: impl AsRef<[u8]>) -> Option<&'a Member> {
+        find(self.out, self.members, key.as_ref())
+    }
+
+    /// The value the rules see at `key`: the record's own, else (spec 2.3 rule 4) the one
+    /// of `translation.en`; `null` counts as absent.
+    fn field(&self, key: &str) -> Option<&'a Member> {
+        self.member(key)
+            .filter(|m| m.kind != Kind::Null)
+            .or_else(|| {
+                find(self.out, self.english, key.as_bytes()).filter(|m| m.kind != Kind::Null)
+            })
+    }
+
+    /// A member's value text.
+    fn text(&self, m: &Member) -> &'a str {
+        std::str::from_utf8(&self.out[m.value.clone()]).unwrap_or_default()
+    }
+
+    /// A string member's value.
+    fn string(&self, m: &Member) -> Cow<'a, str> {
+        string_value(self.text(m))
+    }
+
+    fn required_string(&self, field: &'static str) -> Result<Cow<'a, str>> {
+        match self.field(field) {
+            None => Err(LoadErrorKind::MissingField { field }),
+            Some(m) if m.kind != Kind::String => {
+                Err(wrong_type(field, "a non-empty string", m.kind))
+            }
+            Some(m) => match self.string(m) {
+                s if s.is_empty() => Err(LoadErrorKind::WrongType {
+                    field: field.to_string(),
+                    expected: "a non-empty string",
+                    found: "an empty string",
+                }),
+                s => Ok(s),
+            },
+        }
+    }
+
+    fn optional_string(&self, field: &'static str) -> Result<Option<Cow<'a, str>>> {
+        match self.field(field) {
+            None => Ok(None),
+            Some(m) if m.kind == Kind::String => Ok(Some(self.string(m))),
+            Some(m) => Err(wrong_type(field, "a string", m.kind)),
+        }
+    }
+}
+
+fn wrong_type(field: &str, expected: &'static str, found: Kind) -> LoadErrorKind {
+    LoadErrorKind::WrongType {
+        field: field.to_string(),
+        expected,
+        found: found.name(),
+    }
+}
+
+/// The strings of an array-of-strings value.
+fn strings<'o>(
+    out: &'o [u8],
+    range: &Range<usize>,
+    kind: Kind,
+    field: &str,
+) -> Result<Vec<Cow<'o, str>>> {
+    if kind != Kind::Array {
+        return Err(wrong_type(field, "an array of strings", kind));
+    }
+    let text = std::str::from_utf8(&out[range.clone()]).unwrap_or_default();
+    string_array(text).map_err(|(i, found)| wrong_type(&format!("{field}[{i}]"), "a string", found))
+}
+
+/// `"key":value`, for a member added at the end of a record (`key` already escaped).
+fn member_bytes(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + value.len() + 3);
+    out.push(b'"');
+    out.extend_from_slice(key);
+    out.extend_from_slice(b"\":");
+    out.extend_from_slice(value);
+    out
+}
+
+/// Appends `out` to `dest` with the edits applied (replacements in place, new members at
+/// the end), and moves the strips by what the replacements before them changed.
+fn apply(
+    out: &[u8],
+    mut edits: Vec<Edit>,
+    strips: &[Strip],
+    dest: &mut Vec<u8>,
+    prepared: &mut Prepared,
+) {
+    let start = dest.len();
+    let (mut replacements, appends): (Vec<Edit>, Vec<Edit>) =
+        edits.drain(..).partition(|e| e.range.is_some());
+    replacements.sort_by_key(|e| e.range.as_ref().map_or(0, |r| r.start));
+    let body_end = out.len() - 1; // the record's closing brace
+    let mut pos = 0;
+    let mut shifts: Vec<(usize, isize)> = Vec::with_capacity(replacements.len());
+    for edit in &replacements {
+        let range = edit.range.clone().expect("partitioned");
+        dest.extend_from_slice(&out[pos..range.start]);
+        dest.extend_from_slice(&edit.bytes);
+        shifts.push((range.end, edit.bytes.len() as isize - range.len() as isize));
+        pos = range.end;
+    }
+    dest.extend_from_slice(&out[pos..body_end]);
+    let mut empty = out.len() == 2;
+    for edit in appends {
+        if !empty {
+            dest.push(b',');
+        }
+        empty = false;
+        dest.extend_from_slice(&edit.bytes);
+    }
+    dest.push(b'}');
+    prepared.start = start;
+    prepared.len = dest.len() - start;
+    prepared.strips = strips
         .iter()
-        .enumerate()
-        .map(|(i, item)| match item {
-            Node::String(s) => Ok(s.as_ref()),
-            other => Err(wrong_type(&format!("{field}[{i}]"), "a string", other)),
+        .map(|s| {
+            let shift: isize = shifts
+                .iter()
+                .filter(|(end, _)| *end <= s.start as usize)
+                .map(|(_, d)| d)
+                .sum();
+            Strip {
+                start: (s.start as isize + shift) as u32,
+                end: (s.end as isize + shift) as u32,
+                ..*s
+            }
         })
-        .collect()
+        .collect();
 }
 
 /// `YYYY/MM/DD` with a month 01–12 and a day 01–31.
@@ -252,47 +417,70 @@ fn is_date(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn card(json: &str) -> std::result::Result<Prepared, String> {
-        let node: Node<'_> = serde_json::from_str(json).unwrap();
-        prepare(RecordKind::Card, node, 7).map_err(|e| e.to_string())
+    fn prepare(kind: RecordKind, json: &str) -> std::result::Result<(String, Prepared), String> {
+        let mut dest = b"prefix".to_vec();
+        let p = Preparer::default()
+            .prepare(kind, json, 7, &mut dest)
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8(dest[p.start..p.start + p.len].to_vec()).unwrap();
+        assert_eq!(p.start, 6);
+        Ok((text, p))
+    }
+
+    fn card(json: &str) -> std::result::Result<String, String> {
+        prepare(RecordKind::Card, json).map(|(text, _)| text)
     }
 
     #[test]
     fn printings_rule() {
         let c = card(r#"{"id":"a","expansion_id":"OP01","variants":[{"name":"Normal"},{"name":"Alt","printings":["PRB01","OP01"]}]}"#).unwrap();
-        assert!(
-            c.json.ends_with(r#""printings":["OP01","PRB01"]}"#),
-            "{}",
-            c.json
-        );
+        assert!(c.ends_with(r#","printings":["OP01","PRB01"]}"#), "{c}");
         let c = card(r#"{"id":"a","printings":["ST01"],"expansion_id":"OP01","variants":[{"printings":["PRB01"]}]}"#).unwrap();
         assert!(
-            c.json
-                .contains(r#""printings":["ST01","PRB01","OP01"],"expansion_id""#),
-            "{}",
-            c.json
+            c.contains(r#""printings":["ST01","PRB01","OP01"],"expansion_id""#),
+            "{c}"
         );
         let c = card(r#"{"id":"a","expansion_id":"OP01","printings":null}"#).unwrap();
-        assert!(c.json.contains(r#""printings":["OP01"]"#), "{}", c.json);
+        assert_eq!(
+            c,
+            r#"{"id":"a","expansion_id":"OP01","printings":["OP01"]}"#
+        );
+        let c = card(r#"{"id":"a","expansion_id":"OP01","printings":["OP01"]}"#).unwrap();
+        assert_eq!(
+            c,
+            r#"{"id":"a","expansion_id":"OP01","printings":["OP01"]}"#
+        );
     }
 
     #[test]
     fn translation_fallback() {
-        let c = card(r#"{"id":"x_ja-1","expansion_id":"x_ja","name":null,"translation":{"en":{"name":"Mewtwo","rarity":"Rare","types":["Psychic"]}},"types":["超"]}"#).unwrap();
-        assert!(c.json.contains(r#""name":"Mewtwo""#), "{}", c.json);
-        assert!(c.json.contains(r#""types":["超"]"#), "{}", c.json);
-        assert!(c.json.contains(r#""rarity":"Rare""#), "{}", c.json);
+        let c = card(r#"{"id":"x_ja-1","expansion_id":"x_ja","name":null,"translation":{"en":{"name":"Mewtwo","rarity":"Rare","types":["Psychic"],"hp":null}},"types":["超"]}"#).unwrap();
+        assert_eq!(
+            c,
+            r#"{"id":"x_ja-1","expansion_id":"x_ja","name":"Mewtwo","translation":{"en":{"name":"Mewtwo","rarity":"Rare","types":["Psychic"],"hp":null}},"types":["超"],"rarity":"Rare","printings":["x_ja"]}"#
+        );
+        let (e, _) = prepare(
+            RecordKind::Expansion,
+            r#"{"id":"s_ja","translation":{"en":{"name":"Starsea"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            e,
+            r#"{"id":"s_ja","translation":{"en":{"name":"Starsea"}},"name":"Starsea"}"#
+        );
     }
 
     #[test]
-    fn strips_are_marked_on_cards() {
-        let c = card(
-            r#"{"id":"a","expansion_id":"e","variants":[{"name":"n","prices":[{"market":1.5}]}]}"#,
+    fn strips_follow_edits() {
+        let (text, p) = prepare(
+            RecordKind::Card,
+            r#"{"id":"a","name":null,"expansion_id":"e","variants":[{"name":"n","prices":[{"market":1.5}]}],"translation":{"en":{"name":"Longer English name"}}}"#,
         )
         .unwrap();
-        assert_eq!(c.strips.len(), 1);
+        assert_eq!(p.strips.len(), 1);
+        let s = p.strips[0];
         assert_eq!(
-            &c.json[c.strips[0].start as usize..c.strips[0].end as usize],
+            &text[s.start as usize..s.end as usize],
             r#","prices":[{"market":1.5}]"#
         );
     }
@@ -328,6 +516,10 @@ mod tests {
             "record 7 (id `a`): field `variants[0].printings[0]` must be a string, found a number"
         );
         assert_eq!(
+            card(r#"{"id":"a","expansion_id":"e","variants":[{},"x"]}"#).unwrap_err(),
+            "record 7 (id `a`): field `variants[1]` must be an object, found a string"
+        );
+        assert_eq!(
             card(r#"{"id":"a","expansion_id":"e","variants":{}}"#).unwrap_err(),
             "record 7 (id `a`): field `variants` must be an array of objects, found an object"
         );
@@ -339,11 +531,9 @@ mod tests {
             card(r#"{"id":"a","expansion_id":"e","language_code":1}"#).unwrap_err(),
             "record 7 (id `a`): field `language_code` must be a string, found a number"
         );
-        let node: Node<'_> =
-            serde_json::from_str(r#"{"id":"e","release_date":"2024-01-02"}"#).unwrap();
         assert_eq!(
-            prepare(RecordKind::Expansion, node, 0).unwrap_err().to_string(),
-            "record 0 (id `e`): field `release_date` must be a date `YYYY/MM/DD`, found `2024-01-02`"
+            prepare(RecordKind::Expansion, r#"{"id":"e","release_date":"2024-01-02"}"#).unwrap_err(),
+            "record 7 (id `e`): field `release_date` must be a date `YYYY/MM/DD`, found `2024-01-02`"
         );
     }
 

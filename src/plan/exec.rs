@@ -16,6 +16,7 @@ use roaring::{MultiOps, RoaringBitmap};
 use smallvec::SmallVec;
 
 use super::{Check, Node, Plan};
+use crate::index::Postings;
 use crate::json::walk::Scalar;
 use crate::text::{fold, words};
 
@@ -37,7 +38,7 @@ impl<'c> Plan<'c> {
             Node::All => (n, 0),
             Node::Empty => (0, 0),
             Node::Sets { sets, .. } => {
-                let total: u64 = sets.iter().map(|s| s.len()).sum();
+                let total: u64 = sets.iter().map(Postings::len).sum();
                 (total.min(n), total)
             }
             Node::Verify { candidates, .. } => {
@@ -82,8 +83,8 @@ impl<'c> Plan<'c> {
             Node::All => Cow::Borrowed(self.universe),
             Node::Empty => Cow::Owned(RoaringBitmap::new()),
             Node::Sets { sets, .. } => match sets.as_slice() {
-                [one] => Cow::Borrowed(*one),
-                many => Cow::Owned(many.iter().copied().union()),
+                [one] => one.to_bitmap(),
+                many => Cow::Owned(union(many)),
             },
             Node::Verify {
                 candidates,
@@ -164,5 +165,28 @@ impl<'c> Plan<'c> {
             !found
         });
         found
+    }
+}
+
+/// The union of posting lists: bitmaps with roaring's multi-way union, short id lists
+/// gathered, sorted and added as one more bitmap.
+fn union(lists: &[Postings<'_>]) -> RoaringBitmap {
+    let mut ids: Vec<u32> = Vec::new();
+    let mut bitmaps: Vec<&RoaringBitmap> = Vec::new();
+    for list in lists {
+        match list {
+            Postings::Ids(some) => ids.extend_from_slice(some),
+            Postings::Bitmap(b) => bitmaps.push(b),
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let small = RoaringBitmap::from_sorted_iter(ids).unwrap_or_default();
+    if bitmaps.is_empty() {
+        small
+    } else {
+        let mut all = bitmaps.into_iter().union();
+        all |= small;
+        all
     }
 }

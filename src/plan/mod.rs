@@ -22,7 +22,7 @@ pub use error::{PlanError, PlanErrorKind};
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
-use crate::index::{Field, FieldId, FieldKind, Index};
+use crate::index::{Field, FieldId, FieldKind, Index, Postings};
 use crate::query::{Bound, Expr, Query, Span, Term, Test, Value};
 use crate::store::Collection;
 use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, Pattern};
@@ -68,7 +68,7 @@ pub(crate) enum Node<'c> {
     Empty,
     /// The union of borrowed posting lists (one list for a plain term).
     Sets {
-        sets: SmallVec<[&'c RoaringBitmap; 1]>,
+        sets: SmallVec<[Postings<'c>; 1]>,
         label: Label,
     },
     /// The candidates, kept only where the field's text passes the check.
@@ -123,7 +123,7 @@ impl<'c> Plan<'c> {
         collection: &'c Collection,
         universe: &'c RoaringBitmap,
         scope: Option<&str>,
-        filter: Option<&'c RoaringBitmap>,
+        filter: Option<Postings<'c>>,
     ) -> Result<Plan<'c>, PlanError> {
         let resolver = Resolver {
             index: collection.index(),
@@ -136,7 +136,7 @@ impl<'c> Plan<'c> {
         let mut all = Vec::with_capacity(3);
         if let Some(lang) = scope {
             all.push(Node::Sets {
-                sets: SmallVec::from_elem(universe, 1),
+                sets: SmallVec::from_elem(Postings::Bitmap(universe), 1),
                 label: Label::Scope(lang.to_string()),
             });
         }
@@ -252,7 +252,7 @@ impl<'c> Resolver<'c> {
         };
         if raw == "*" && !quoted {
             return Ok(sets(
-                vec![&leaf.field.exists],
+                vec![Postings::Bitmap(&leaf.field.exists)],
                 Label::Term(span, leaf.id, LeafKind::Exists),
             ));
         }
@@ -298,12 +298,18 @@ impl<'c> Resolver<'c> {
         }
         if exact {
             let (candidates, check) = if wildcard {
-                let candidates = sets(vec![&field.exists], label(LeafKind::Exists));
+                let candidates = sets(
+                    vec![Postings::Bitmap(&field.exists)],
+                    label(LeafKind::Exists),
+                );
                 (candidates, Check::WholeLike(Pattern::new(&folded)))
             } else {
                 let tests: Vec<WordTest> = words(&folded).map(word_test).collect();
                 let candidates = if tests.is_empty() {
-                    sets(vec![&field.exists], label(LeafKind::Exists))
+                    sets(
+                        vec![Postings::Bitmap(&field.exists)],
+                        label(LeafKind::Exists),
+                    )
                 } else {
                     Node::And(
                         tests
@@ -357,11 +363,11 @@ impl<'c> Resolver<'c> {
             };
             return Err(self.error(kind, span));
         }
-        let all: Vec<&'c RoaringBitmap> = field
-            .numbers()
+        let (numbers, strings) = (field.numbers(), field.numeric_strings());
+        let all: Vec<Postings<'c>> = numbers
             .range(lower, upper)
-            .iter()
-            .chain(field.numeric_strings().range(lower, upper))
+            .map(|i| numbers.postings(i))
+            .chain(strings.range(lower, upper).map(|i| strings.postings(i)))
             .collect();
         Ok(sets(all, Label::Term(span, leaf.id, LeafKind::Range)))
     }
@@ -375,7 +381,7 @@ struct Leaf<'c, 't> {
     typed: &'t str,
 }
 
-fn sets<'c>(list: Vec<&'c RoaringBitmap>, label: Label) -> Node<'c> {
+fn sets<'c>(list: Vec<Postings<'c>>, label: Label) -> Node<'c> {
     if list.is_empty() {
         Node::Empty
     } else {
@@ -422,7 +428,7 @@ fn word_node<'c>(field: &'c Field, test: &WordTest, label: Label) -> Node<'c> {
 }
 
 /// The postings of every term matching `pattern`, scanning only from its literal prefix.
-fn like<'c>(field: &'c Field, pattern: &Pattern) -> Vec<&'c RoaringBitmap> {
+fn like<'c>(field: &'c Field, pattern: &Pattern) -> Vec<Postings<'c>> {
     let vocab = field.terms();
     vocab
         .prefixed(&pattern.literal_prefix())

@@ -79,7 +79,7 @@ fn push_unique<'c>(out: &mut Vec<Node<'c>>, node: Node<'c>) {
 fn same_leaf(a: &Node<'_>, b: &Node<'_>) -> bool {
     match (a, b) {
         (Node::Sets { sets: x, .. }, Node::Sets { sets: y, .. }) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| std::ptr::eq(*p, *q))
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.same(q))
         }
         (Node::Not(x), Node::Not(y)) => same_leaf(x, y),
         _ => false,
@@ -95,7 +95,7 @@ mod tests {
 
     fn leaf(b: &RoaringBitmap) -> Node<'_> {
         Node::Sets {
-            sets: smallvec![b],
+            sets: smallvec![crate::index::Postings::Bitmap(b)],
             label: Label::Scope(String::new()),
         }
     }

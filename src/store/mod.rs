@@ -18,10 +18,20 @@ use crate::json::write::Strip;
 use crate::load::Prepared;
 use crate::text::fold;
 
+/// Where a record's JSON is: a buffer and a byte range in it.
+#[derive(Debug, Clone, Copy)]
+struct DocRef {
+    buffer: u32,
+    start: u32,
+    len: u32,
+}
+
 /// Records of one kind, in default order, with their index.
 #[derive(Debug)]
 pub struct Collection {
-    docs: Vec<Box<str>>,
+    /// The records' JSON, written at load a chunk of records per buffer.
+    buffers: Vec<Box<str>>,
+    docs: Vec<DocRef>,
     /// `strips[strip_starts[i]..strip_starts[i + 1]]` are record `i`'s marks; empty when no
     /// record has any.
     strip_starts: Vec<u32>,
@@ -33,8 +43,9 @@ pub struct Collection {
 }
 
 impl Collection {
-    /// Builds the store from records already in default order.
-    pub(crate) fn new(records: Vec<Prepared>) -> Collection {
+    /// Builds the store from records already in default order, whose JSON is in
+    /// `buffers`.
+    pub(crate) fn new(buffers: Vec<Box<str>>, records: Vec<Prepared>) -> Collection {
         let n = records.len();
         let mut docs = Vec::with_capacity(n);
         let mut strip_starts = Vec::new();
@@ -49,13 +60,20 @@ impl Collection {
                 strips.extend_from_slice(&record.strips);
                 strip_starts.push(strips.len() as u32);
             }
-            docs.push(record.json);
+            docs.push(DocRef {
+                buffer: record.buffer,
+                start: record.start as u32,
+                len: record.len as u32,
+            });
         }
-        let index = index::build(&docs);
+        let texts: Vec<&str> = docs.iter().map(|d| doc_text(&buffers, *d)).collect();
+        let index = index::build(&texts);
+        drop(texts);
         let mut all = RoaringBitmap::new();
         all.insert_range(0..n as u32);
         Collection {
             id_field: index.lookup("id"),
+            buffers,
             docs,
             strip_starts,
             strips,
@@ -87,7 +105,7 @@ impl Collection {
 
     /// The served JSON of record `id` (with every optional part).
     pub fn doc(&self, id: u32) -> &str {
-        &self.docs[id as usize]
+        doc_text(&self.buffers, self.docs[id as usize])
     }
 
     pub(crate) fn strips(&self, id: u32) -> &[Strip] {
@@ -128,7 +146,11 @@ impl Collection {
         candidates
             .iter()
             .find(|&c| self.record_id(c) == wanted)
-            .or_else(|| (candidates.len() == 1).then(|| candidates.min()).flatten())
+            .or_else(|| {
+                (candidates.len() == 1)
+                    .then(|| candidates.iter().next())
+                    .flatten()
+            })
     }
 
     pub(crate) fn sort_columns(&self) -> &SortColumns {
@@ -137,11 +159,16 @@ impl Collection {
 
     /// Bytes held on the heap by the served JSON, the marks and the index.
     pub fn heap_bytes(&self) -> usize {
-        self.docs.iter().map(|d| d.len()).sum::<usize>()
-            + self.docs.capacity() * std::mem::size_of::<Box<str>>()
+        self.buffers.iter().map(|b| b.len()).sum::<usize>()
+            + self.docs.capacity() * std::mem::size_of::<DocRef>()
             + self.strips.capacity() * std::mem::size_of::<Strip>()
             + self.strip_starts.capacity() * 4
             + self.index.heap_bytes()
             + self.all.serialized_size()
     }
+}
+
+fn doc_text(buffers: &[Box<str>], d: DocRef) -> &str {
+    let start = d.start as usize;
+    &buffers[d.buffer as usize][start..start + d.len as usize]
 }
