@@ -23,13 +23,14 @@ pub(crate) use record::Prepared;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use record::{Preparer, RecordKind};
+pub(crate) use record::Chunk;
+use record::{ChunkOut, Preparer, RecordKind, Str};
 use serde_json::value::RawValue;
 
 use crate::index::FxHashMap;
 use crate::par;
 use crate::store::Collection;
-use crate::text::{natural_key, NaturalKey};
+use crate::text::natural_key_into;
 
 /// A catalog as loaded: its name, its optional `catalog.json`, its expansions and cards.
 #[derive(Debug)]
@@ -44,26 +45,36 @@ pub(crate) struct LoadedCatalog {
 /// The prepared records of one file, with its path.
 type FileRecords = (PathBuf, Vec<Prepared>);
 
-/// The records of one collection, file by file, and the buffers holding their JSON.
+/// The records of one collection, file by file, and the chunks holding their data.
 #[derive(Default)]
 struct Gathered {
-    buffers: Vec<Box<str>>,
+    chunks: Vec<Chunk>,
     files: Vec<FileRecords>,
 }
 
 impl Gathered {
     fn add(&mut self, path: PathBuf, output: FileOutput) {
-        let base = self.buffers.len();
-        self.buffers.extend(output.buffers);
+        let base = self.chunks.len() as u32;
+        self.chunks.extend(output.chunks);
         let records = output
             .records
             .into_iter()
-            .map(|(buffer, mut record)| {
-                record.buffer = (base + buffer) as u32;
-                record
+            .map(|r| Prepared {
+                chunk: base + r.chunk,
+                ..r
             })
             .collect();
         self.files.push((path, records));
+    }
+
+    /// A string of a record.
+    fn get(&self, record: &Prepared, s: Str) -> Option<&str> {
+        s.get(&self.chunks[record.chunk as usize].strings)
+    }
+
+    /// A string every record has (its id).
+    fn str(&self, record: &Prepared, s: Str) -> &str {
+        self.get(record, s).unwrap_or_default()
     }
 }
 
@@ -154,17 +165,17 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
 
     let mut ordered = Vec::new();
     for ((name, _), (expansions, cards)) in catalogs.iter().zip(parts) {
-        let expansion_records = order_expansions(expansions.files)?;
+        let expansion_records = order_expansions(&expansions)?;
         let ranks: FxHashMap<&str, u32> = expansion_records
             .iter()
             .enumerate()
-            .map(|(rank, e)| (&*e.id, rank as u32))
+            .map(|(rank, e)| (expansions.str(e, e.id), rank as u32))
             .collect();
-        let card_records = order_cards(name, cards.files, &ranks)?;
+        let card_records = order_cards(name, &cards, &ranks)?;
         drop(ranks);
         ordered.push((
-            (expansions.buffers, expansion_records),
-            (cards.buffers, card_records),
+            (expansions.chunks, expansion_records),
+            (cards.chunks, card_records),
         ));
     }
 
@@ -264,11 +275,11 @@ fn strip_position(message: &str) -> String {
 /// that a large file spreads over every thread.
 const RECORDS_PER_CHUNK: usize = 512;
 
-/// One file's records: the buffers holding their compact JSON, and each record with the
-/// number of its buffer (within this file).
+/// One file's records, and the chunks holding their JSON, strings and marks.
 struct FileOutput {
-    buffers: Vec<Box<str>>,
-    records: Vec<(usize, Prepared)>,
+    chunks: Vec<Chunk>,
+    /// Each record with the number of its chunk within this file.
+    records: Vec<Prepared>,
 }
 
 /// Reads one file of records and prepares them: one validating scan splits the array into
@@ -298,44 +309,53 @@ fn read_file(path: &Path, kind: RecordKind) -> Result<FileOutput, LoadError> {
         .collect();
     let done = par::map(chunks, |(base, chunk)| {
         let mut preparer = Preparer::default();
-        let mut dest = Vec::with_capacity(chunk.iter().map(|r| r.get().len()).sum());
+        let mut out = ChunkOut {
+            text: Vec::with_capacity(chunk.iter().map(|r| r.get().len()).sum()),
+            ..ChunkOut::default()
+        };
         let records = chunk
             .iter()
             .enumerate()
-            .map(|(i, raw)| preparer.prepare(kind, raw.get(), base + i, &mut dest))
+            .map(|(i, raw)| preparer.prepare(kind, raw.get(), base + i, &mut out))
             .collect::<Result<Vec<Prepared>, LoadError>>()?;
-        let buffer = String::from_utf8(dest)
+        let text = String::from_utf8(out.text)
             .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
-        Ok((buffer.into_boxed_str(), records))
+        let chunk = Chunk {
+            text: text.into_boxed_str(),
+            strings: out.strings,
+            strips: out.strips,
+        };
+        Ok((chunk, records))
     });
     let mut output = FileOutput {
-        buffers: Vec::new(),
+        chunks: Vec::new(),
         records: Vec::with_capacity(raws.len()),
     };
     for chunk in done {
-        let (buffer, records) = chunk.map_err(|e: LoadError| e.in_file(path))?;
-        let number = output.buffers.len();
-        output.buffers.push(buffer);
+        let (chunk, records) = chunk.map_err(|e: LoadError| e.in_file(path))?;
+        let number = output.chunks.len() as u32;
+        output.chunks.push(chunk);
         output
             .records
-            .extend(records.into_iter().map(|r| (number, r)));
+            .extend(records.into_iter().map(|r| Prepared { chunk: number, ..r }));
     }
     Ok(output)
 }
 
 /// Where each id was first seen, to report duplicates with both places.
-fn check_unique<'r>(files: &'r [FileRecords]) -> Result<(), LoadError> {
-    let mut seen: FxHashMap<&'r str, (&'r Path, usize)> = FxHashMap::default();
-    for (path, records) in files {
+fn check_unique(gathered: &Gathered) -> Result<(), LoadError> {
+    let mut seen: FxHashMap<&str, (&Path, u32)> = FxHashMap::default();
+    for (path, records) in &gathered.files {
         for record in records {
-            if let Some((first_path, first_index)) = seen.insert(&record.id, (path, record.index)) {
+            let id = gathered.str(record, record.id);
+            if let Some((first_path, first_index)) = seen.insert(id, (path, record.index)) {
                 let kind = LoadErrorKind::DuplicateId {
-                    id: record.id.to_string(),
+                    id: id.to_string(),
                     first_path: first_path.to_path_buf(),
-                    first_index,
+                    first_index: first_index as usize,
                 };
                 return Err(
-                    LoadError::new(Some(path), kind).at_record(record.index, Some(&record.id))
+                    LoadError::new(Some(path), kind).at_record(record.index as usize, Some(id))
                 );
             }
         }
@@ -343,61 +363,107 @@ fn check_unique<'r>(files: &'r [FileRecords]) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// The natural-order key of an id, with the raw id to break ties between ids that fold
-/// alike (`A1`, `a1`).
-fn id_key(id: &str) -> (NaturalKey, Box<str>) {
-    (natural_key(id), id.into())
+/// Compares the ids of two records: natural order, then the raw ids to break ties between
+/// ids that fold alike (`A1`, `a1`).
+fn by_id(keys: &[u8], gathered: &Gathered, a: &SortKey, b: &SortKey) -> std::cmp::Ordering {
+    keys[a.id_key.clone()]
+        .cmp(&keys[b.id_key.clone()])
+        .then_with(|| {
+            gathered
+                .str(&a.record, a.record.id)
+                .cmp(gathered.str(&b.record, b.record.id))
+        })
+}
+
+/// A record with its sort key; the natural keys are ranges of one byte arena.
+struct SortKey {
+    record: Prepared,
+    /// Cards: the debut expansion's place in the expansions' order. Expansions: 0 when
+    /// there is a release date, 1 when not (missing last).
+    rank: u32,
+    /// Cards: the number's natural key (`None` when missing, which sorts last).
+    /// Expansions: the release date, compared as text.
+    second: Option<std::ops::Range<usize>>,
+    id_key: std::ops::Range<usize>,
+}
+
+fn push_key(keys: &mut Vec<u8>, s: &str, natural: bool) -> std::ops::Range<usize> {
+    let start = keys.len();
+    if natural {
+        natural_key_into(s, keys);
+    } else {
+        keys.extend_from_slice(s.as_bytes());
+    }
+    start..keys.len()
+}
+
+/// Sorts records by their keys (in parallel), the natural keys in one arena.
+fn sort_records(gathered: &Gathered, mut keyed: Vec<SortKey>, keys: &[u8]) -> Vec<Prepared> {
+    par::sort_by(&mut keyed, |a, b| {
+        let second = match (&a.second, &b.second) {
+            (Some(x), Some(y)) => keys[x.clone()].cmp(&keys[y.clone()]),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        };
+        a.rank
+            .cmp(&b.rank)
+            .then(second)
+            .then_with(|| by_id(keys, gathered, a, b))
+    });
+    keyed.into_iter().map(|k| k.record).collect()
 }
 
 /// Expansions in default order: `release_date` (missing last), then id.
-fn order_expansions(files: Vec<FileRecords>) -> Result<Vec<Prepared>, LoadError> {
-    check_unique(&files)?;
-    type ExpansionKey = (bool, Option<Box<str>>, (NaturalKey, Box<str>));
-    let mut keyed: Vec<(ExpansionKey, Prepared)> = files
-        .into_iter()
-        .flat_map(|(_, records)| records)
-        .map(|r| {
-            (
-                (
-                    r.release_date.is_none(),
-                    r.release_date.clone(),
-                    id_key(&r.id),
-                ),
-                r,
-            )
-        })
-        .collect();
-    par::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
-    Ok(keyed.into_iter().map(|(_, r)| r).collect())
+fn order_expansions(gathered: &Gathered) -> Result<Vec<Prepared>, LoadError> {
+    check_unique(gathered)?;
+    let mut keys = Vec::new();
+    let mut keyed = Vec::new();
+    for record in gathered.files.iter().flat_map(|(_, records)| records) {
+        let date = gathered.get(record, record.release_date);
+        keyed.push(SortKey {
+            rank: u32::from(date.is_none()),
+            second: date.map(|d| push_key(&mut keys, d, false)),
+            id_key: push_key(&mut keys, gathered.str(record, record.id), true),
+            record: record.clone(),
+        });
+    }
+    Ok(sort_records(gathered, keyed, &keys))
 }
 
 /// Cards in default order: their debut expansion's place in the expansions' order, then
 /// `number` (missing last, natural order), then id (natural order).
 fn order_cards(
     catalog: &str,
-    files: Vec<FileRecords>,
+    gathered: &Gathered,
     expansion_ranks: &FxHashMap<&str, u32>,
 ) -> Result<Vec<Prepared>, LoadError> {
-    check_unique(&files)?;
-    type CardKey = (u32, bool, Option<NaturalKey>, (NaturalKey, Box<str>));
-    let mut keyed: Vec<(CardKey, Prepared)> = Vec::new();
-    for (path, records) in files {
+    check_unique(gathered)?;
+    let mut keys = Vec::new();
+    let mut keyed = Vec::new();
+    for (path, records) in &gathered.files {
         for record in records {
-            let expansion_id = record.expansion_id.as_deref().unwrap_or_default();
+            let expansion_id = gathered
+                .get(record, record.expansion_id)
+                .unwrap_or_default();
             let Some(&rank) = expansion_ranks.get(expansion_id) else {
                 let kind = LoadErrorKind::UnknownExpansion {
                     expansion_id: expansion_id.to_string(),
                     catalog: catalog.to_string(),
                 };
+                let id = gathered.str(record, record.id);
                 return Err(
-                    LoadError::new(Some(&path), kind).at_record(record.index, Some(&record.id))
+                    LoadError::new(Some(path), kind).at_record(record.index as usize, Some(id))
                 );
             };
-            let number = record.number.as_deref().map(natural_key);
-            let key = (rank, number.is_none(), number, id_key(&record.id));
-            keyed.push((key, record));
+            let number = gathered.get(record, record.number);
+            keyed.push(SortKey {
+                rank,
+                second: number.map(|n| push_key(&mut keys, n, true)),
+                id_key: push_key(&mut keys, gathered.str(record, record.id), true),
+                record: record.clone(),
+            });
         }
     }
-    par::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
-    Ok(keyed.into_iter().map(|(_, r)| r).collect())
+    Ok(sort_records(gathered, keyed, &keys))
 }

@@ -18,25 +18,75 @@ pub(crate) enum RecordKind {
     Expansion,
 }
 
-/// A validated record, ready for the store; its JSON sits in its chunk's buffer.
-#[derive(Debug)]
-pub(crate) struct Prepared {
-    pub id: Box<str>,
-    /// The buffer holding the record's JSON (numbered by the loader).
-    pub buffer: u32,
-    /// Where the served (and searched) record is in its buffer.
-    pub start: usize,
-    pub len: usize,
-    /// The members a request may leave out (cards only), relative to `start`.
+/// What a chunk of prepared records produces, each part in one buffer: the records'
+/// JSON, the strings the loader sorts and checks by (ids, expansion ids, numbers, release
+/// dates), and the marks of their optional parts. Few large buffers rather than many
+/// small allocations keep the load's garbage from scattering over the heap.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkOut {
+    pub text: Vec<u8>,
+    pub strings: String,
     pub strips: Vec<Strip>,
-    /// Cards: the expansion of debut.
-    pub expansion_id: Option<Box<str>>,
-    /// Cards: `number`, for the default order.
-    pub number: Option<Box<str>>,
-    /// Expansions: `release_date` (`YYYY/MM/DD`), for the default order.
-    pub release_date: Option<Box<str>>,
+}
+
+/// A chunk of prepared records, as the loader keeps it: the records' JSON (which the
+/// store keeps), and their strings and marks (which it reads while building).
+#[derive(Debug)]
+pub(crate) struct Chunk {
+    pub text: Box<str>,
+    pub strings: String,
+    pub strips: Vec<Strip>,
+}
+
+/// A string in a chunk's `strings`, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Str {
+    start: u32,
+    len: u32,
+}
+
+impl Str {
+    pub(crate) const NONE: Str = Str {
+        start: 0,
+        len: u32::MAX,
+    };
+
+    fn put(strings: &mut String, s: &str) -> Str {
+        let start = strings.len() as u32;
+        strings.push_str(s);
+        Str {
+            start,
+            len: s.len() as u32,
+        }
+    }
+
+    /// The string, from its chunk's `strings`.
+    pub(crate) fn get(self, strings: &str) -> Option<&str> {
+        (self.len != u32::MAX)
+            .then(|| &strings[self.start as usize..(self.start + self.len) as usize])
+    }
+}
+
+/// A validated record, ready for the store: where its JSON, strings and marks are in its
+/// chunk's [`ChunkOut`].
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    /// The record's chunk (numbered by the loader, within its collection).
+    pub chunk: u32,
+    /// Where the served (and searched) record is in the chunk's text.
+    pub start: u32,
+    pub len: u32,
     /// Index in its file.
-    pub index: usize,
+    pub index: u32,
+    pub id: Str,
+    /// Cards: the expansion of debut.
+    pub expansion_id: Str,
+    /// Cards: `number`, for the default order.
+    pub number: Str,
+    /// Expansions: `release_date` (`YYYY/MM/DD`), for the default order.
+    pub release_date: Str,
+    /// The record's marks in the chunk's strips (offsets relative to `start`).
+    pub strips: std::ops::Range<u32>,
 }
 
 type Result<T> = std::result::Result<T, LoadErrorKind>;
@@ -62,7 +112,7 @@ impl Preparer {
         kind: RecordKind,
         text: &str,
         index: usize,
-        dest: &mut Vec<u8>,
+        dest: &mut ChunkOut,
     ) -> std::result::Result<Prepared, LoadError> {
         if let Err(e) = self.transcoder.record(text) {
             let kind = LoadErrorKind::Json {
@@ -89,17 +139,17 @@ impl Preparer {
             .filter(|id| !id.is_empty());
         let mut edits = Vec::new();
         let mut prepared = Prepared {
-            id: "".into(),
-            buffer: 0,
-            start: dest.len(),
+            chunk: 0,
+            start: 0,
             len: 0,
-            strips: Vec::new(),
-            expansion_id: None,
-            number: None,
-            release_date: None,
-            index,
+            index: index as u32,
+            id: Str::NONE,
+            expansion_id: Str::NONE,
+            number: Str::NONE,
+            release_date: Str::NONE,
+            strips: 0..0,
         };
-        self.rules(kind, &mut prepared, &mut edits)
+        self.rules(kind, &mut prepared, &mut edits, &mut dest.strings)
             .map_err(|kind| LoadError::new(None, kind).at_record(index, id.as_deref()))?;
         let t = &self.transcoder;
         apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
@@ -111,6 +161,7 @@ impl Preparer {
         kind: RecordKind,
         prepared: &mut Prepared,
         edits: &mut Vec<Edit>,
+        strings: &mut String,
     ) -> Result<()> {
         let t = &self.transcoder;
         let record = Record {
@@ -118,7 +169,7 @@ impl Preparer {
             members: &t.layout.members,
             english: &t.layout.translation_en,
         };
-        prepared.id = record.required_string("id")?.into();
+        prepared.id = Str::put(strings, &record.required_string("id")?);
         // Spec 2.3 rule 4: a property the record lacks (or holds as null) that
         // `translation.en` has takes the English value.
         match record.field("translation").map(|m| m.kind) {
@@ -179,12 +230,12 @@ impl Preparer {
                     }),
                 }
                 prepared.number = match record.field("number") {
-                    None => None,
-                    Some(m) if m.kind == Kind::String => Some(record.string(m).into()),
-                    Some(m) if m.kind == Kind::Number => Some(record.text(m).into()),
+                    None => Str::NONE,
+                    Some(m) if m.kind == Kind::String => Str::put(strings, &record.string(m)),
+                    Some(m) if m.kind == Kind::Number => Str::put(strings, record.text(m)),
                     Some(m) => return Err(wrong_type("number", "a string or a number", m.kind)),
                 };
-                prepared.expansion_id = Some(expansion_id.into());
+                prepared.expansion_id = Str::put(strings, &expansion_id);
             }
             RecordKind::Expansion => {
                 if let Some(date) = record.optional_string("release_date")? {
@@ -194,7 +245,7 @@ impl Preparer {
                             value: date.into_owned(),
                         });
                     }
-                    prepared.release_date = Some(date.into());
+                    prepared.release_date = Str::put(strings, &date);
                 }
             }
         }
@@ -343,15 +394,17 @@ fn member_bytes(key: &[u8], value: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Appends `out` to `dest` with the edits applied (replacements in place, new members at
-/// the end), and moves the strips by what the replacements before them changed.
+/// Appends `out` to the chunk's text with the edits applied (replacements in place, new
+/// members at the end), and its strips, moved by what the replacements before them
+/// changed, to the chunk's strips.
 fn apply(
     out: &[u8],
     mut edits: Vec<Edit>,
     strips: &[Strip],
-    dest: &mut Vec<u8>,
+    chunk: &mut ChunkOut,
     prepared: &mut Prepared,
 ) {
+    let dest = &mut chunk.text;
     let start = dest.len();
     let (mut replacements, appends): (Vec<Edit>, Vec<Edit>) =
         edits.drain(..).partition(|e| e.range.is_some());
@@ -376,23 +429,22 @@ fn apply(
         dest.extend_from_slice(&edit.bytes);
     }
     dest.push(b'}');
-    prepared.start = start;
-    prepared.len = dest.len() - start;
-    prepared.strips = strips
-        .iter()
-        .map(|s| {
-            let shift: isize = shifts
-                .iter()
-                .filter(|(end, _)| *end <= s.start as usize)
-                .map(|(_, d)| d)
-                .sum();
-            Strip {
-                start: (s.start as isize + shift) as u32,
-                end: (s.end as isize + shift) as u32,
-                ..*s
-            }
-        })
-        .collect();
+    prepared.start = start as u32;
+    prepared.len = (dest.len() - start) as u32;
+    let first = chunk.strips.len() as u32;
+    chunk.strips.extend(strips.iter().map(|s| {
+        let shift: isize = shifts
+            .iter()
+            .filter(|(end, _)| *end <= s.start as usize)
+            .map(|(_, d)| d)
+            .sum();
+        Strip {
+            start: (s.start as isize + shift) as u32,
+            end: (s.end as isize + shift) as u32,
+            ..*s
+        }
+    }));
+    prepared.strips = first..chunk.strips.len() as u32;
 }
 
 /// `YYYY/MM/DD` with a month 01–12 and a day 01–31.
@@ -417,14 +469,23 @@ fn is_date(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn prepare(kind: RecordKind, json: &str) -> std::result::Result<(String, Prepared), String> {
-        let mut dest = b"prefix".to_vec();
+    fn prepare(kind: RecordKind, json: &str) -> std::result::Result<(String, Vec<Strip>), String> {
+        let mut chunk = ChunkOut {
+            text: b"prefix".to_vec(),
+            ..ChunkOut::default()
+        };
         let p = Preparer::default()
-            .prepare(kind, json, 7, &mut dest)
+            .prepare(kind, json, 7, &mut chunk)
             .map_err(|e| e.to_string())?;
-        let text = String::from_utf8(dest[p.start..p.start + p.len].to_vec()).unwrap();
+        let text =
+            String::from_utf8(chunk.text[p.start as usize..(p.start + p.len) as usize].to_vec())
+                .unwrap();
         assert_eq!(p.start, 6);
-        Ok((text, p))
+        assert!(p.id.get(&chunk.strings).is_some_and(|id| text.contains(id)));
+        Ok((
+            text,
+            chunk.strips[p.strips.start as usize..p.strips.end as usize].to_vec(),
+        ))
     }
 
     fn card(json: &str) -> std::result::Result<String, String> {
@@ -472,13 +533,13 @@ mod tests {
 
     #[test]
     fn strips_follow_edits() {
-        let (text, p) = prepare(
+        let (text, strips) = prepare(
             RecordKind::Card,
             r#"{"id":"a","name":null,"expansion_id":"e","variants":[{"name":"n","prices":[{"market":1.5}]}],"translation":{"en":{"name":"Longer English name"}}}"#,
         )
         .unwrap();
-        assert_eq!(p.strips.len(), 1);
-        let s = p.strips[0];
+        assert_eq!(strips.len(), 1);
+        let s = strips[0];
         assert_eq!(
             &text[s.start as usize..s.end as usize],
             r#","prices":[{"market":1.5}]"#

@@ -15,7 +15,7 @@ use roaring::RoaringBitmap;
 use crate::index::{self, FieldId, Index};
 use crate::json::walk::{values_at, Scalar};
 use crate::json::write::Strip;
-use crate::load::Prepared;
+use crate::load::{Chunk, Prepared};
 use crate::text::fold;
 
 /// Where a record's JSON is: a buffer and a byte range in it.
@@ -43,29 +43,34 @@ pub struct Collection {
 }
 
 impl Collection {
-    /// Builds the store from records already in default order, whose JSON is in
-    /// `buffers`.
-    pub(crate) fn new(buffers: Vec<Box<str>>, records: Vec<Prepared>) -> Collection {
+    /// Builds the store from records already in default order, whose data is in
+    /// `chunks`.
+    pub(crate) fn new(chunks: Vec<Chunk>, records: Vec<Prepared>) -> Collection {
         let n = records.len();
         let mut docs = Vec::with_capacity(n);
         let mut strip_starts = Vec::new();
         let mut strips = Vec::new();
-        let any_strips = records.iter().any(|r| !r.strips.is_empty());
+        let any_strips = chunks.iter().any(|c| !c.strips.is_empty());
         if any_strips {
             strip_starts.reserve(n + 1);
             strip_starts.push(0);
         }
-        for record in records {
+        for record in &records {
             if any_strips {
-                strips.extend_from_slice(&record.strips);
+                let chunk = &chunks[record.chunk as usize].strips;
+                strips.extend_from_slice(
+                    &chunk[record.strips.start as usize..record.strips.end as usize],
+                );
                 strip_starts.push(strips.len() as u32);
             }
             docs.push(DocRef {
-                buffer: record.buffer,
-                start: record.start as u32,
-                len: record.len as u32,
+                buffer: record.chunk,
+                start: record.start,
+                len: record.len,
             });
         }
+        drop(records);
+        let buffers: Vec<Box<str>> = chunks.into_iter().map(|c| c.text).collect();
         let texts: Vec<&str> = docs.iter().map(|d| doc_text(&buffers, *d)).collect();
         let index = index::build(&texts);
         drop(texts);

@@ -22,7 +22,7 @@
 mod natural;
 mod pattern;
 
-pub use natural::{natural_cmp, natural_key, NaturalKey};
+pub use natural::{natural_cmp, natural_key, natural_key_into, NaturalKey};
 pub use pattern::Pattern;
 
 use std::borrow::Cow;

@@ -33,9 +33,15 @@ impl NaturalKey {
 /// assert_eq!(v, ["1", "2", "10", "10a", "TG05"]);
 /// ```
 pub fn natural_key(s: &str) -> NaturalKey {
+    let mut key = Vec::with_capacity(s.len() + 8);
+    natural_key_into(s, &mut key);
+    NaturalKey(key.into_boxed_slice())
+}
+
+/// Appends the bytes of [`natural_key`]`(s)` to `key` (for keys kept in one arena).
+pub fn natural_key_into(s: &str, key: &mut Vec<u8>) {
     let folded = super::fold(s);
     let bytes = folded.as_bytes();
-    let mut key = Vec::with_capacity(bytes.len() + 8);
     let mut i = 0;
     while i < bytes.len() {
         let start = i;
@@ -67,7 +73,6 @@ pub fn natural_key(s: &str) -> NaturalKey {
         }
     }
     key.push(END);
-    NaturalKey(key.into_boxed_slice())
 }
 
 /// Compares two strings in natural order (see [`natural_key`]).
