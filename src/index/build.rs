@@ -357,30 +357,76 @@ fn merge(chunks: Vec<Chunk>) -> Index {
 }
 
 /// Merges one kind of keys of one field over its chunks, in key order, calling `push`
-/// with each key and its ids (ascending: chunks come in id order).
+/// with each key and its ids (ascending: chunks come in id order). Each chunk's keys are
+/// sorted already, so this is a k-way merge: a binary heap of the chunks' next keys, ties
+/// broken by chunk order.
 fn merge_keys<K>(
     ids: &[Vec<u32>],
     parts: &[(usize, &Keyed<K>)],
     cmp: impl Fn(&K, &K) -> Ordering,
     mut push: impl FnMut(&K, &[u32]),
 ) {
-    let mut entries: Vec<(&K, usize, &Range<u32>)> = parts
-        .iter()
-        .flat_map(|(c, keys)| keys.iter().map(move |(k, r)| (k, *c, r)))
+    // The heap holds (part, position) of each part's next key; it is ordered by key, then
+    // part, smallest first.
+    let key = |(p, i): (usize, usize)| &parts[p].1[i];
+    let less = |a: (usize, usize), b: (usize, usize)| {
+        cmp(&key(a).0, &key(b).0).then(a.0.cmp(&b.0)) == Ordering::Less
+    };
+    let mut heap: Vec<(usize, usize)> = (0..parts.len())
+        .filter(|&p| !parts[p].1.is_empty())
+        .map(|p| (p, 0))
         .collect();
-    // Stable, so equal keys keep chunk order.
-    entries.sort_by(|a, b| cmp(a.0, b.0));
+    // Heapify (a min-heap under `less`).
+    for i in (0..heap.len() / 2).rev() {
+        sift_down(&mut heap, i, &less);
+    }
     let mut run: Vec<u32> = Vec::new();
-    let mut i = 0;
-    while i < entries.len() {
-        let key = entries[i].0;
+    while let Some(&top) = heap.first() {
         run.clear();
-        while i < entries.len() && cmp(entries[i].0, key) == Ordering::Equal {
-            let (_, c, r) = entries[i];
+        let current = top;
+        while let Some(&next) = heap.first() {
+            if cmp(&key(next).0, &key(current).0) != Ordering::Equal {
+                break;
+            }
+            let (p, i) = next;
+            let (c, keys) = parts[p];
+            let r = &keys[i].1;
             run.extend_from_slice(&ids[c][r.start as usize..r.end as usize]);
-            i += 1;
+            if i + 1 < keys.len() {
+                heap[0] = (p, i + 1);
+            } else {
+                let last = heap.pop().expect("not empty");
+                if heap.is_empty() {
+                    break;
+                }
+                heap[0] = last;
+            }
+            sift_down(&mut heap, 0, &less);
         }
-        push(key, &run);
+        push(&key(current).0, &run);
+    }
+}
+
+/// Restores the heap property below `i` (a min-heap under `less`).
+fn sift_down(
+    heap: &mut [(usize, usize)],
+    mut i: usize,
+    less: &impl Fn((usize, usize), (usize, usize)) -> bool,
+) {
+    loop {
+        let (l, r) = (2 * i + 1, 2 * i + 2);
+        let mut smallest = i;
+        if l < heap.len() && less(heap[l], heap[smallest]) {
+            smallest = l;
+        }
+        if r < heap.len() && less(heap[r], heap[smallest]) {
+            smallest = r;
+        }
+        if smallest == i {
+            return;
+        }
+        heap.swap(i, smallest);
+        i = smallest;
     }
 }
 

@@ -15,6 +15,7 @@
 //! snapshot breaks, in file order then record order, refuses it whole.
 
 mod error;
+mod order;
 mod record;
 
 pub use error::{LoadError, LoadErrorKind, RecordAt};
@@ -23,6 +24,7 @@ pub(crate) use record::Prepared;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use order::{order_cards, order_expansions};
 pub(crate) use record::Chunk;
 use record::{ChunkOut, Preparer, RecordKind, Str};
 use serde_json::value::RawValue;
@@ -30,7 +32,6 @@ use serde_json::value::RawValue;
 use crate::index::FxHashMap;
 use crate::par;
 use crate::store::Collection;
-use crate::text::natural_key_into;
 
 /// A catalog as loaded: its name, its optional `catalog.json`, its expansions and cards.
 #[derive(Debug)]
@@ -47,7 +48,7 @@ type FileRecords = (PathBuf, Vec<Prepared>);
 
 /// The records of one collection, file by file, and the chunks holding their data.
 #[derive(Default)]
-struct Gathered {
+pub(crate) struct Gathered {
     chunks: Vec<Chunk>,
     files: Vec<FileRecords>,
 }
@@ -340,130 +341,4 @@ fn read_file(path: &Path, kind: RecordKind) -> Result<FileOutput, LoadError> {
             .extend(records.into_iter().map(|r| Prepared { chunk: number, ..r }));
     }
     Ok(output)
-}
-
-/// Where each id was first seen, to report duplicates with both places.
-fn check_unique(gathered: &Gathered) -> Result<(), LoadError> {
-    let mut seen: FxHashMap<&str, (&Path, u32)> = FxHashMap::default();
-    for (path, records) in &gathered.files {
-        for record in records {
-            let id = gathered.str(record, record.id);
-            if let Some((first_path, first_index)) = seen.insert(id, (path, record.index)) {
-                let kind = LoadErrorKind::DuplicateId {
-                    id: id.to_string(),
-                    first_path: first_path.to_path_buf(),
-                    first_index: first_index as usize,
-                };
-                return Err(
-                    LoadError::new(Some(path), kind).at_record(record.index as usize, Some(id))
-                );
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Compares the ids of two records: natural order, then the raw ids to break ties between
-/// ids that fold alike (`A1`, `a1`).
-fn by_id(keys: &[u8], gathered: &Gathered, a: &SortKey, b: &SortKey) -> std::cmp::Ordering {
-    keys[a.id_key.clone()]
-        .cmp(&keys[b.id_key.clone()])
-        .then_with(|| {
-            gathered
-                .str(&a.record, a.record.id)
-                .cmp(gathered.str(&b.record, b.record.id))
-        })
-}
-
-/// A record with its sort key; the natural keys are ranges of one byte arena.
-struct SortKey {
-    record: Prepared,
-    /// Cards: the debut expansion's place in the expansions' order. Expansions: 0 when
-    /// there is a release date, 1 when not (missing last).
-    rank: u32,
-    /// Cards: the number's natural key (`None` when missing, which sorts last).
-    /// Expansions: the release date, compared as text.
-    second: Option<std::ops::Range<usize>>,
-    id_key: std::ops::Range<usize>,
-}
-
-fn push_key(keys: &mut Vec<u8>, s: &str, natural: bool) -> std::ops::Range<usize> {
-    let start = keys.len();
-    if natural {
-        natural_key_into(s, keys);
-    } else {
-        keys.extend_from_slice(s.as_bytes());
-    }
-    start..keys.len()
-}
-
-/// Sorts records by their keys (in parallel), the natural keys in one arena.
-fn sort_records(gathered: &Gathered, mut keyed: Vec<SortKey>, keys: &[u8]) -> Vec<Prepared> {
-    par::sort_by(&mut keyed, |a, b| {
-        let second = match (&a.second, &b.second) {
-            (Some(x), Some(y)) => keys[x.clone()].cmp(&keys[y.clone()]),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        };
-        a.rank
-            .cmp(&b.rank)
-            .then(second)
-            .then_with(|| by_id(keys, gathered, a, b))
-    });
-    keyed.into_iter().map(|k| k.record).collect()
-}
-
-/// Expansions in default order: `release_date` (missing last), then id.
-fn order_expansions(gathered: &Gathered) -> Result<Vec<Prepared>, LoadError> {
-    check_unique(gathered)?;
-    let mut keys = Vec::new();
-    let mut keyed = Vec::new();
-    for record in gathered.files.iter().flat_map(|(_, records)| records) {
-        let date = gathered.get(record, record.release_date);
-        keyed.push(SortKey {
-            rank: u32::from(date.is_none()),
-            second: date.map(|d| push_key(&mut keys, d, false)),
-            id_key: push_key(&mut keys, gathered.str(record, record.id), true),
-            record: record.clone(),
-        });
-    }
-    Ok(sort_records(gathered, keyed, &keys))
-}
-
-/// Cards in default order: their debut expansion's place in the expansions' order, then
-/// `number` (missing last, natural order), then id (natural order).
-fn order_cards(
-    catalog: &str,
-    gathered: &Gathered,
-    expansion_ranks: &FxHashMap<&str, u32>,
-) -> Result<Vec<Prepared>, LoadError> {
-    check_unique(gathered)?;
-    let mut keys = Vec::new();
-    let mut keyed = Vec::new();
-    for (path, records) in &gathered.files {
-        for record in records {
-            let expansion_id = gathered
-                .get(record, record.expansion_id)
-                .unwrap_or_default();
-            let Some(&rank) = expansion_ranks.get(expansion_id) else {
-                let kind = LoadErrorKind::UnknownExpansion {
-                    expansion_id: expansion_id.to_string(),
-                    catalog: catalog.to_string(),
-                };
-                let id = gathered.str(record, record.id);
-                return Err(
-                    LoadError::new(Some(path), kind).at_record(record.index as usize, Some(id))
-                );
-            };
-            let number = gathered.get(record, record.number);
-            keyed.push(SortKey {
-                rank,
-                second: number.map(|n| push_key(&mut keys, n, true)),
-                id_key: push_key(&mut keys, gathered.str(record, record.id), true),
-                record: record.clone(),
-            });
-        }
-    }
-    Ok(sort_records(gathered, keyed, &keys))
 }

@@ -1,0 +1,160 @@
+//! The default order of contract section 2, and the unique-id rule.
+//!
+//! Expansions sort by `release_date` (missing last), then id; cards by their debut
+//! expansion's place in that order, then `number` (missing last), then id — numbers and
+//! ids in natural order, with the raw id breaking ties between ids that fold alike (`A1`,
+//! `a1`), so the order is total. Natural keys are computed per file in parallel into one
+//! byte arena per file, then all records are sorted in parallel.
+
+use std::cmp::Ordering;
+use std::ops::Range;
+use std::path::Path;
+
+use super::error::{LoadError, LoadErrorKind};
+use super::{Gathered, Prepared};
+use crate::index::FxHashMap;
+use crate::par;
+use crate::text::natural_key_into;
+
+/// Refuses the collection if two records share an id, naming both places.
+fn check_unique(gathered: &Gathered) -> Result<(), LoadError> {
+    let mut seen: FxHashMap<&str, (&Path, u32)> = FxHashMap::default();
+    seen.reserve(gathered.files.iter().map(|(_, r)| r.len()).sum());
+    for (path, records) in &gathered.files {
+        for record in records {
+            let id = gathered.str(record, record.id);
+            if let Some((first_path, first_index)) = seen.insert(id, (path, record.index)) {
+                let kind = LoadErrorKind::DuplicateId {
+                    id: id.to_string(),
+                    first_path: first_path.to_path_buf(),
+                    first_index: first_index as usize,
+                };
+                return Err(
+                    LoadError::new(Some(path), kind).at_record(record.index as usize, Some(id))
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A record with its sort key; key bytes are ranges of its file's arena.
+struct SortKey {
+    record: Prepared,
+    file: u32,
+    /// Cards: the debut expansion's place in the expansions' order. Expansions: 0 when
+    /// there is a release date, 1 when not.
+    rank: u32,
+    /// Cards: the number's natural key (`None`, missing, sorts last). Expansions: the
+    /// release date as text.
+    second: Option<Range<u32>>,
+    id_key: Range<u32>,
+}
+
+fn push_key(keys: &mut Vec<u8>, s: &str, natural: bool) -> Range<u32> {
+    let start = keys.len() as u32;
+    if natural {
+        natural_key_into(s, keys);
+    } else {
+        keys.extend_from_slice(s.as_bytes());
+    }
+    start..keys.len() as u32
+}
+
+/// The keys of every record, computed file by file in parallel by `key`, which returns
+/// `(rank, second)` for a record (or the error that refuses it).
+fn keys(
+    gathered: &Gathered,
+    key: impl Fn(&Path, &Prepared, &mut Vec<u8>) -> Result<(u32, Option<Range<u32>>), LoadError>
+        + Sync
+        + Send,
+) -> Result<(Vec<SortKey>, Vec<Vec<u8>>), LoadError> {
+    let numbered: Vec<(usize, &(std::path::PathBuf, Vec<Prepared>))> =
+        gathered.files.iter().enumerate().collect();
+    let per_file = par::map(numbered, |(file, (path, records))| {
+        let mut arena = Vec::with_capacity(records.len() * 24);
+        let mut keyed = Vec::with_capacity(records.len());
+        for record in records {
+            let (rank, second) = key(path, record, &mut arena)?;
+            keyed.push(SortKey {
+                id_key: push_key(&mut arena, gathered.str(record, record.id), true),
+                record: record.clone(),
+                file: file as u32,
+                rank,
+                second,
+            });
+        }
+        Ok((keyed, arena))
+    });
+    let mut all = Vec::with_capacity(gathered.files.iter().map(|(_, r)| r.len()).sum());
+    let mut arenas = Vec::with_capacity(per_file.len());
+    for result in per_file {
+        let (keyed, arena) = result?;
+        all.extend(keyed);
+        arenas.push(arena);
+    }
+    Ok((all, arenas))
+}
+
+/// Sorts records by their keys (in parallel).
+fn sort(gathered: &Gathered, mut keyed: Vec<SortKey>, arenas: &[Vec<u8>]) -> Vec<Prepared> {
+    let bytes =
+        |k: &SortKey, r: &Range<u32>| &arenas[k.file as usize][r.start as usize..r.end as usize];
+    par::sort_by(&mut keyed, |a, b| {
+        let second = match (&a.second, &b.second) {
+            (Some(x), Some(y)) => bytes(a, x).cmp(bytes(b, y)),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        a.rank
+            .cmp(&b.rank)
+            .then(second)
+            .then_with(|| bytes(a, &a.id_key).cmp(bytes(b, &b.id_key)))
+            .then_with(|| {
+                gathered
+                    .str(&a.record, a.record.id)
+                    .cmp(gathered.str(&b.record, b.record.id))
+            })
+    });
+    keyed.into_iter().map(|k| k.record).collect()
+}
+
+/// Expansions in default order: `release_date` (missing last), then id.
+pub(super) fn order_expansions(gathered: &Gathered) -> Result<Vec<Prepared>, LoadError> {
+    check_unique(gathered)?;
+    let (keyed, arenas) = keys(gathered, |_, record, arena| {
+        let date = gathered.get(record, record.release_date);
+        Ok((
+            u32::from(date.is_none()),
+            date.map(|d| push_key(arena, d, false)),
+        ))
+    })?;
+    Ok(sort(gathered, keyed, &arenas))
+}
+
+/// Cards in default order: their debut expansion's place in the expansions' order, then
+/// `number` (missing last, natural order), then id (natural order).
+pub(super) fn order_cards(
+    catalog: &str,
+    gathered: &Gathered,
+    expansion_ranks: &FxHashMap<&str, u32>,
+) -> Result<Vec<Prepared>, LoadError> {
+    check_unique(gathered)?;
+    let (keyed, arenas) = keys(gathered, |path, record, arena| {
+        let expansion_id = gathered
+            .get(record, record.expansion_id)
+            .unwrap_or_default();
+        let Some(&rank) = expansion_ranks.get(expansion_id) else {
+            let kind = LoadErrorKind::UnknownExpansion {
+                expansion_id: expansion_id.to_string(),
+                catalog: catalog.to_string(),
+            };
+            let id = gathered.str(record, record.id);
+            return Err(LoadError::new(Some(path), kind).at_record(record.index as usize, Some(id)));
+        };
+        let number = gathered.get(record, record.number);
+        Ok((rank, number.map(|n| push_key(arena, n, true))))
+    })?;
+    Ok(sort(gathered, keyed, &arenas))
+}
