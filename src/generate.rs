@@ -448,12 +448,19 @@ fn expansions(rng: &mut Rng, count: usize) -> Vec<Expansion> {
         .collect()
 }
 
+impl Expansion {
+    /// The expansion's language and language code.
+    fn language(&self) -> (&'static str, &'static str) {
+        if self.japanese {
+            ("Japanese", "JA")
+        } else {
+            ("English", "EN")
+        }
+    }
+}
+
 fn write_expansion(out: &mut String, e: &Expansion, size: usize) {
-    let (language, code) = if e.japanese {
-        ("Japanese", "JA")
-    } else {
-        ("English", "EN")
-    };
+    let (language, code) = e.language();
     let _ = write!(
         out,
         r#"{{"id":"{}","name":"{} {}","series":"Series {}","code":"{}","total":{size},"printed_total":{},"language":"{language}","language_code":"{code}","release_date":"{}","is_online_only":false"#,
@@ -599,11 +606,7 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
     );
     let artist: &str = rng.pick::<&str>(ARTISTS);
     json_str(out, artist);
-    let (language, code) = if e.japanese {
-        ("Japanese", "JA")
-    } else {
-        ("English", "EN")
-    };
+    let (language, code) = e.language();
     let _ = write!(
         out,
         r#","language":"{language}","language_code":"{code}","expansion_id":"{}","national_pokedex_numbers":[{}],"flavor_text":"#,

@@ -229,11 +229,7 @@ impl Catalog {
     ///
     /// [`NotFound::Expansion`] for an unknown expansion; otherwise as [`Catalog::search`].
     pub fn expansion_cards(&self, id: &str, req: &SearchRequest<'_>) -> Result<Page> {
-        let record = self
-            .expansions
-            .find(id)
-            .ok_or_else(|| NotFound::Expansion { id: id.to_string() })?;
-        let id = self.expansions.record_id(record);
+        let id = self.expansions.record_id(self.expansion_record(id)?);
         let index = self.cards.index();
         let printed = index
             .lookup("printings")
@@ -262,11 +258,14 @@ impl Catalog {
     ///
     /// [`NotFound::Expansion`], or a bad `select`; `include` is refused.
     pub fn expansion(&self, id: &str, req: &ItemRequest<'_>) -> Result<Item> {
-        let record = self
-            .expansions
+        self.item(Target::Expansions, self.expansion_record(id)?, req)
+    }
+
+    /// The record of expansion `id` (see [`Collection::find`]).
+    fn expansion_record(&self, id: &str) -> Result<u32> {
+        self.expansions
             .find(id)
-            .ok_or_else(|| NotFound::Expansion { id: id.to_string() })?;
-        self.item(Target::Expansions, record, req)
+            .ok_or_else(|| NotFound::Expansion { id: id.to_string() }.into())
     }
 
     /// How many cards match `q` in the request's language scope (page, order, select and

@@ -440,8 +440,7 @@ fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
             .iter()
             .copied()
     });
-    let mut exists = RoaringBitmap::from_sorted_iter(exists_ids).unwrap_or_default();
-    exists.optimize();
+    let exists = RoaringBitmap::from_sorted_iter(exists_ids).unwrap_or_default();
 
     let terms: Vec<(usize, &Keyed<Box<str>>)> =
         parts.iter().map(|(c, p)| (*c, &p.terms[..])).collect();

@@ -105,9 +105,10 @@ impl Store {
             });
             self.small.extend_from_slice(ids);
         } else {
-            let mut bitmap =
-                RoaringBitmap::from_sorted_iter(ids.iter().copied()).unwrap_or_default();
-            bitmap.optimize();
+            // Not `optimize()`d: run containers are smaller for clustered lists, but roaring
+            // intersects an array with runs by a binary search per id; array and bitmap
+            // containers intersect fast with everything.
+            let bitmap = RoaringBitmap::from_sorted_iter(ids.iter().copied()).unwrap_or_default();
             self.slots.push(Slot {
                 start: self.bitmaps.len() as u32,
                 len: BITMAP,

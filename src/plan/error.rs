@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::query::{caret, column_of, Span};
+use crate::query::Diagnostic;
 
 /// Why a well-formed query cannot run against this catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,52 +73,4 @@ impl fmt::Display for PlanErrorKind {
 ///                    ^^^^^^^^^^");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanError {
-    kind: PlanErrorKind,
-    span: Span,
-    query: Box<str>,
-}
-
-impl PlanError {
-    pub(crate) fn new(kind: PlanErrorKind, span: Span, query: &str) -> PlanError {
-        PlanError {
-            kind,
-            span,
-            query: query.into(),
-        }
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &PlanErrorKind {
-        &self.kind
-    }
-
-    /// Where, in bytes.
-    pub fn span(&self) -> Span {
-        self.span
-    }
-
-    /// The byte offset of the place.
-    pub fn offset(&self) -> usize {
-        self.span.start
-    }
-
-    /// The 1-based character column of the place.
-    pub fn column(&self) -> usize {
-        column_of(&self.query, self.span.start)
-    }
-
-    /// The message alone, without the query and caret lines.
-    pub fn message(&self) -> String {
-        self.kind.to_string()
-    }
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}\n{}", self.kind, caret(&self.query, self.span))
-    }
-}
-
-impl std::error::Error for PlanError {}
+pub type PlanError = Diagnostic<PlanErrorKind>;

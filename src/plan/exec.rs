@@ -131,7 +131,7 @@ impl<'c> Plan<'c> {
                 return acc;
             }
             let next = self.eval(item, Some(&acc));
-            acc = Cow::Owned(acc.as_ref() & next.as_ref());
+            acc = Cow::Owned(intersect(&acc, &next));
         }
         for item in negative {
             if acc.is_empty() {
@@ -188,5 +188,23 @@ fn union(lists: &[Postings<'_>]) -> RoaringBitmap {
         let mut all = bitmaps.into_iter().union();
         all |= small;
         all
+    }
+}
+
+/// How much larger one side of an intersection must be for the other side's ids to be
+/// looked up one by one instead of merging containers.
+const LOOKUP_RATIO: u64 = 32;
+
+/// `a ∩ b`. When one side is much smaller, its ids are looked up in the other (a binary
+/// search per id); otherwise roaring intersects container by container. Roaring merges two
+/// array containers linearly, which is slow when one holds a few ids and the other
+/// thousands (a reprint set against a rarity).
+pub(crate) fn intersect(a: &RoaringBitmap, b: &RoaringBitmap) -> RoaringBitmap {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if small.len().saturating_mul(LOOKUP_RATIO) <= large.len() {
+        RoaringBitmap::from_sorted_iter(small.iter().filter(|&x| large.contains(x)))
+            .unwrap_or_default()
+    } else {
+        small & large
     }
 }

@@ -5,6 +5,20 @@ use std::fmt::{self, Write};
 
 use super::{Check, Label, LeafKind, Node, Plan};
 
+impl LeafKind {
+    fn name(self) -> &'static str {
+        match self {
+            LeafKind::Keyword => "keyword",
+            LeafKind::Word => "word",
+            LeafKind::Wildcard => "wildcard",
+            LeafKind::Contains => "contains",
+            LeafKind::Number => "number",
+            LeafKind::Range => "range",
+            LeafKind::Exists => "exists",
+        }
+    }
+}
+
 impl<'c> Plan<'c> {
     /// The plan as text: one node per line, indented by depth, `AND` children in the
     /// order they run, each line ending with `~matches` and `cost`.
@@ -47,16 +61,14 @@ impl<'c> Plan<'c> {
                         "{indent}scope language_code:{lang}  ~{est} cost {cost}"
                     ),
                     Label::Filter => writeln!(out, "{indent}expansion's cards  ~{est} cost {cost}"),
+                    Label::Word(field, word, kind) => writeln!(
+                        out,
+                        "{indent}{} {}:{word}{lists}  ~{est} cost {cost}",
+                        kind.name(),
+                        field_path(*field)
+                    ),
                     Label::Term(span, field, kind) => {
-                        let kind = match kind {
-                            LeafKind::Keyword => "keyword",
-                            LeafKind::Word => "word",
-                            LeafKind::Wildcard => "wildcard",
-                            LeafKind::Contains => "contains",
-                            LeafKind::Number => "number",
-                            LeafKind::Range => "range",
-                            LeafKind::Exists => "exists",
-                        };
+                        let kind = kind.name();
                         writeln!(
                             out,
                             "{indent}{kind} {}:{}{lists}  ~{est} cost {cost}",

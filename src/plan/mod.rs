@@ -41,6 +41,8 @@ pub struct Plan<'c> {
 pub(crate) enum Label {
     /// A term (or a value of a grouped term), by its place in the query.
     Term(Span, FieldId, LeafKind),
+    /// One word of a phrase or of an exact text value, folded.
+    Word(FieldId, String, LeafKind),
     /// The language scope.
     Scope(String),
     /// The cards of one expansion.
@@ -314,7 +316,7 @@ impl<'c> Resolver<'c> {
                     Node::And(
                         tests
                             .iter()
-                            .map(|t| word_node(field, t, label(word_kind(t))))
+                            .map(|t| word_node(field, t, word_label(leaf.id, t)))
                             .collect(),
                     )
                 };
@@ -339,7 +341,7 @@ impl<'c> Resolver<'c> {
                 candidates: Box::new(Node::And(
                     tests
                         .iter()
-                        .map(|t| word_node(field, t, label(word_kind(t))))
+                        .map(|t| word_node(field, t, word_label(leaf.id, t)))
                         .collect(),
                 )),
                 field: leaf.id,
@@ -400,6 +402,15 @@ fn word_test(word: &str) -> WordTest {
     } else {
         WordTest::Is(word.to_string())
     }
+}
+
+/// The label of one word of a phrase.
+fn word_label(field: FieldId, test: &WordTest) -> Label {
+    let text = match test {
+        WordTest::Is(w) | WordTest::Contains(w) => w.clone(),
+        WordTest::Like(p) => p.as_text(),
+    };
+    Label::Word(field, text, word_kind(test))
 }
 
 fn word_kind(test: &WordTest) -> LeafKind {

@@ -1,1 +1,177 @@
+//! Planner and executor unit tests over the bundled `onepiece` and `pokemon` catalogs:
+//! the plans' shapes (as `explain` prints them), their execution order, and the cases
+//! the executor handles specially.
 
+use std::borrow::Cow;
+
+use super::*;
+use crate::query::parse;
+use crate::Engine;
+
+fn engine() -> Engine {
+    Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).expect("bundled snapshot")
+}
+
+/// Plans `q` over a catalog's cards (all languages) and passes the plan to `f`.
+fn with_plan<T>(
+    engine: &Engine,
+    catalog: &str,
+    q: &str,
+    f: impl FnOnce(&Plan<'_>, &Collection) -> T,
+) -> T {
+    let collection = engine.catalog(catalog).unwrap().cards();
+    let query = parse(q).unwrap();
+    let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+    f(&plan, collection)
+}
+
+/// The explain text of `q`.
+fn explain(engine: &Engine, catalog: &str, q: &str) -> String {
+    with_plan(engine, catalog, q, |plan, _| plan.explain())
+}
+
+/// Plans and executes `q`, returning the ids in order and whether the result was
+/// borrowed from the index.
+fn run(engine: &Engine, catalog: &str, q: &str) -> (Vec<String>, bool) {
+    with_plan(engine, catalog, q, |plan, collection| {
+        let result = plan.execute();
+        let borrowed = matches!(result, Cow::Borrowed(_));
+        (
+            result
+                .iter()
+                .map(|i| collection.record_id(i).into_owned())
+                .collect(),
+            borrowed,
+        )
+    })
+}
+
+#[test]
+fn and_runs_the_smallest_input_first_and_negations_last() {
+    let e = engine();
+    assert_eq!(
+        explain(
+            &e,
+            "onepiece",
+            "-rarity_code:C printings:PRB01 rarity_code:SR"
+        ),
+        "\
+AND  ~3 cost 10
+  keyword rarity_code:SR  ~3 cost 3
+  keyword printings:PRB01  ~4 cost 4
+  NOT
+    keyword rarity_code:C  ~2 cost 2
+"
+    );
+}
+
+#[test]
+fn phrase_checks_run_after_cheap_inputs() {
+    let e = engine();
+    assert_eq!(
+        explain(&e, "pokemon", "attacks.name:\"flame burst\" types:fire"),
+        "\
+AND  ~3 cost 203
+  keyword types:fire  ~5 cost 5
+  check phrase attacks.name:\"flame burst\"  ~3 cost 198
+    AND  ~3 cost 6
+      word attacks.name:flame  ~3 cost 3
+      word attacks.name:burst  ~3 cost 3
+"
+    );
+}
+
+#[test]
+fn normalisation_shows_in_the_plan() {
+    let e = engine();
+    // Nested ANDs flatten, a repeated term appears once, NOT NOT (through parentheses)
+    // folds, and a term nothing has empties the whole AND.
+    assert_eq!(
+        explain(
+            &e,
+            "onepiece",
+            "(rarity_code:SR (rarity_code:SR)) AND NOT (NOT printings:PRB01)"
+        ),
+        explain(&e, "onepiece", "rarity_code:SR printings:PRB01")
+    );
+    assert_eq!(
+        explain(&e, "onepiece", "rarity_code:SR rarity_code:ZZZ"),
+        "NONE  ~0 cost 0\n"
+    );
+    assert_eq!(
+        explain(&e, "onepiece", "rarity_code:ZZZ OR rarity_code:SR"),
+        "keyword rarity_code:SR  ~3 cost 3\n"
+    );
+    assert_eq!(
+        explain(&e, "onepiece", "NOT rarity_code:ZZZ"),
+        "ALL  ~14 cost 0\n"
+    );
+    assert_eq!(explain(&e, "onepiece", ""), "ALL  ~14 cost 0\n");
+}
+
+#[test]
+fn a_single_term_borrows_its_posting_list() {
+    let e = engine();
+    // A bitmap posting list is handed back as is, without copying; a short list of ids
+    // becomes a bitmap.
+    let (ids, borrowed) = run(&e, "pokemon", "id:*");
+    assert!(borrowed);
+    assert_eq!(ids.len(), 34);
+    let (ids, borrowed) = run(&e, "pokemon", "supertype:pokemon");
+    assert!(!borrowed);
+    assert_eq!(ids.len(), 20);
+    let (all, borrowed) = run(&e, "onepiece", "");
+    assert!(borrowed);
+    assert_eq!(all.len(), 14);
+}
+
+#[test]
+fn pure_negations_and_negations_under_or() {
+    let e = engine();
+    let (not_sr_not_c, _) = run(&e, "onepiece", "NOT rarity_code:SR NOT rarity_code:C");
+    let (either, _) = run(&e, "onepiece", "rarity_code:SR OR rarity_code:C");
+    assert_eq!(not_sr_not_c.len() + either.len(), 14);
+    assert!(not_sr_not_c.iter().all(|id| !either.contains(id)));
+    let (or_not, _) = run(&e, "onepiece", "rarity_code:SR OR NOT printings:OP01");
+    let (sr, _) = run(&e, "onepiece", "rarity_code:SR");
+    let (not_op01, _) = run(&e, "onepiece", "-printings:OP01");
+    let mut expected: Vec<String> = sr.into_iter().chain(not_op01).collect();
+    expected.sort();
+    expected.dedup();
+    let mut got = or_not;
+    got.sort();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn unions_mix_short_lists_and_bitmaps() {
+    let e = engine();
+    // A wildcard unions many posting lists, short (inline ids) and long: the result is
+    // every card with a name word containing `a`, read straight from the cards' JSON.
+    let collection = e.catalog("pokemon").unwrap().cards();
+    let expected: Vec<String> = (0..collection.len() as u32)
+        .filter(|&i| {
+            let card: serde_json::Value = serde_json::from_str(collection.doc(i)).unwrap();
+            let name = crate::text::fold(card["name"].as_str().unwrap_or("")).into_owned();
+            crate::text::words(&name).any(|w| w.contains('a'))
+        })
+        .map(|i| collection.record_id(i).into_owned())
+        .collect();
+    let (ids, borrowed) = run(&e, "pokemon", "name:*a*");
+    assert!(!borrowed);
+    assert!(expected.len() > 10);
+    assert_eq!(ids, expected);
+    let (hp, _) = run(&e, "pokemon", "hp:[* TO *]");
+    assert_eq!(hp.len(), 29);
+}
+
+#[test]
+fn errors_carry_the_span_of_what_they_are_about() {
+    let e = engine();
+    let collection = e.catalog("onepiece").unwrap().cards();
+    let q = "nami AND colors:[1 TO 2]";
+    let query = parse(q).unwrap();
+    let err = Plan::new(&query, q, collection, collection.all(), None, None).unwrap_err();
+    assert_eq!(&q[err.span().start..err.span().end], "[1 TO 2]");
+    assert!(matches!(err.kind(), PlanErrorKind::NotNumeric { field } if field == "colors"));
+}

@@ -177,8 +177,9 @@ impl fmt::Display for ParseErrorKind {
     }
 }
 
-/// A query that could not be parsed: the kind, the place, and the query itself so that the
-/// error renders on its own.
+/// An error about a query: what went wrong (`K`), the place, and the query itself, so
+/// that it renders on its own, the message then the query with a caret under the place.
+/// [`ParseError`] and [`crate::plan::PlanError`] are this with their own kinds.
 ///
 /// ```
 /// let err = cardex::query::parse("printings:OP01 AND rarity_code:").unwrap_err();
@@ -190,15 +191,18 @@ impl fmt::Display for ParseErrorKind {
 ///                                ^");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError {
-    kind: ParseErrorKind,
+pub struct Diagnostic<K> {
+    kind: K,
     span: Span,
     query: Box<str>,
 }
 
-impl ParseError {
-    pub(crate) fn new(kind: ParseErrorKind, span: Span, query: &str) -> ParseError {
-        ParseError {
+/// A query that could not be parsed.
+pub type ParseError = Diagnostic<ParseErrorKind>;
+
+impl<K: fmt::Display> Diagnostic<K> {
+    pub(crate) fn new(kind: K, span: Span, query: &str) -> Diagnostic<K> {
+        Diagnostic {
             kind,
             span,
             query: query.into(),
@@ -206,7 +210,7 @@ impl ParseError {
     }
 
     /// What went wrong.
-    pub fn kind(&self) -> &ParseErrorKind {
+    pub fn kind(&self) -> &K {
         &self.kind
     }
 
@@ -236,13 +240,13 @@ impl ParseError {
     }
 }
 
-impl fmt::Display for ParseError {
+impl<K: fmt::Display> fmt::Display for Diagnostic<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}\n{}", self.kind, caret(&self.query, self.span))
     }
 }
 
-impl std::error::Error for ParseError {}
+impl<K: fmt::Display + fmt::Debug> std::error::Error for Diagnostic<K> {}
 
 /// The 1-based character column of byte `offset` in `query` (offsets inside a character
 /// count as that character).

@@ -68,11 +68,9 @@ mod error;
 mod parser;
 
 pub use ast::{Bound, CompareOp, Expr, Query, Range, Span, Spanned, Term, Test, Value};
-pub use error::{Found, ParseError, ParseErrorKind};
+pub use error::{Diagnostic, Found, ParseError, ParseErrorKind};
 pub(crate) use parser::parse_with_max_len;
 pub use parser::{parse, MAX_DEPTH, MAX_QUERY_BYTES, MAX_TERMS};
-
-pub(crate) use error::{caret, column_of};
 
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,11 @@ impl Pattern {
         }
     }
 
+    /// The pattern's text.
+    pub fn as_text(&self) -> String {
+        self.chars.iter().collect()
+    }
+
     /// Whether `s` contains a wildcard character.
     pub fn has_wildcard(s: &str) -> bool {
         s.contains(['*', '?'])
