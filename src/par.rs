@@ -64,3 +64,32 @@ pub(crate) fn sort_by<T: Send>(items: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp
 pub(crate) fn sort_by<T: Send>(items: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
     items.sort_unstable_by(cmp);
 }
+
+/// Buffers lent to parallel tasks and given back, so that a load reuses a few large
+/// buffers instead of allocating and freeing one per task. Freeing large blocks in the
+/// middle of a load makes the system allocator (glibc) raise its mmap threshold, after
+/// which later transient buffers come from the heap and their pages are kept after the
+/// load: reusing them keeps resident memory close to what the engine holds.
+#[derive(Debug, Default)]
+pub(crate) struct Pool<T> {
+    spare: std::sync::Mutex<Vec<T>>,
+}
+
+impl<T: Default> Pool<T> {
+    /// A buffer: a spare one, or a new one.
+    pub(crate) fn take(&self) -> T {
+        self.spare
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Gives a buffer back for another task.
+    pub(crate) fn give(&self, buffer: T) {
+        self.spare
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(buffer);
+    }
+}

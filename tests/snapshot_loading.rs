@@ -134,6 +134,26 @@ fn duplicate_ids_name_both_places() {
 }
 
 #[test]
+fn the_first_duplicate_in_file_order_is_reported() {
+    // x repeats at b.json record 1, y at b.json record 0: y comes first in file order.
+    let dir = TempDir::new("dups");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"},{"id":"e2"}]"#);
+    dir.write(
+        "c/cards/a.json",
+        r#"[{"id":"x","expansion_id":"e2"},{"id":"y","expansion_id":"e1"}]"#,
+    );
+    dir.write("c/cards/b.json", r#"[{"id":"y","expansion_id":"e2"},{"id":"x","expansion_id":"e1"},{"id":"x","expansion_id":"e1"}]"#);
+    for _ in 0..5 {
+        let err = open_err(&dir);
+        assert_eq!(rel(&dir, &err), "c/cards/b.json: record 0 (id `y`): duplicate id `y`: record 1 of c/cards/a.json has it too");
+    }
+    let dir = TempDir::new("dups-same-file");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);
+    dir.write("c/cards/a.json", r#"[{"id":"x","expansion_id":"e1"},{"id":"z","expansion_id":"e1"},{"id":"x","expansion_id":"e1"}]"#);
+    assert_eq!(rel(&dir, &open_err(&dir)), "c/cards/a.json: record 2 (id `x`): duplicate id `x`: record 0 of c/cards/a.json has it too");
+}
+
+#[test]
 fn folder_and_file_errors() {
     let dir = TempDir::new("empty");
     assert_eq!(

@@ -41,15 +41,22 @@ pub(crate) fn build(docs: &[&str]) -> Index {
         .enumerate()
         .map(|(i, chunk)| ((i * len) as u32, chunk))
         .collect();
+    let pairs: par::Pool<Vec<(u32, u32)>> = par::Pool::default();
     let partials = par::map(chunks, |(base, chunk)| {
-        let mut builder = ChunkBuilder::default();
+        let mut builder = ChunkBuilder {
+            pairs: pairs.take(),
+            ..ChunkBuilder::default()
+        };
         builder.fields.push(PartialField::new("".into()));
         builder.stack.push(0);
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
             walk(doc, &mut builder);
         }
-        builder.finish()
+        let (chunk, mut spare) = builder.finish();
+        spare.clear();
+        pairs.give(spare);
+        chunk
     });
     merge(partials)
 }
@@ -221,8 +228,8 @@ impl ChunkBuilder {
     }
 
     /// Packs the chunk: counting-sorts the pairs into runs by slot, and lists each field's
-    /// keys in order.
-    fn finish(self) -> Chunk {
+    /// keys in order. Gives the pair buffer back for another chunk.
+    fn finish(self) -> (Chunk, Vec<(u32, u32)>) {
         let ChunkBuilder {
             fields,
             count,
@@ -238,7 +245,7 @@ impl ChunkBuilder {
         starts.push(total);
         let mut cursor = starts.clone();
         let mut ids = vec![0u32; total as usize];
-        for (slot, doc) in pairs {
+        for &(slot, doc) in &pairs {
             let at = &mut cursor[slot as usize];
             ids[*at as usize] = doc;
             *at += 1;
@@ -269,7 +276,7 @@ impl ChunkBuilder {
                 }
             })
             .collect();
-        Chunk { ids, fields }
+        (Chunk { ids, fields }, pairs)
     }
 }
 

@@ -27,7 +27,7 @@ pub use vocab::{NumVocab, Postings, Vocab, SMALL_POSTINGS};
 
 use roaring::RoaringBitmap;
 
-pub(crate) use hash::FxHashMap;
+pub(crate) use hash::{FxHashMap, FxHasher};
 
 /// The number of a field in its [`Index`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

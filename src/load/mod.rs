@@ -147,8 +147,11 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
         }
     }
 
+    let texts: par::Pool<Vec<u8>> = par::Pool::default();
     let results = par::map(jobs, |job| {
-        let records = read_file(&job.path, job.kind);
+        let mut text = texts.take();
+        let records = read_file(&job.path, job.kind, &mut text);
+        texts.give(text);
         (job, records)
     });
 
@@ -164,15 +167,17 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
         gathered.add(job.path, output);
     }
 
+    // Lent to the duplicate-id checks and freed when the load ends (see `par::Pool`).
+    let sort_scratch: par::Pool<Vec<(u64, u32)>> = par::Pool::default();
     let mut ordered = Vec::new();
     for ((name, _), (expansions, cards)) in catalogs.iter().zip(parts) {
-        let expansion_records = order_expansions(&expansions)?;
+        let expansion_records = order_expansions(&expansions, &sort_scratch)?;
         let ranks: FxHashMap<&str, u32> = expansion_records
             .iter()
             .enumerate()
             .map(|(rank, e)| (expansions.str(e, e.id), rank as u32))
             .collect();
-        let card_records = order_cards(name, &cards, &ranks)?;
+        let card_records = order_cards(name, &cards, &ranks, &sort_scratch)?;
         drop(ranks);
         ordered.push((
             (expansions.chunks, expansion_records),
@@ -286,8 +291,12 @@ struct FileOutput {
 /// Reads one file of records and prepares them: one validating scan splits the array into
 /// raw records (JSON syntax errors come from here, with line and column); then chunks of
 /// records are transcoded in parallel, each chunk into one buffer.
-fn read_file(path: &Path, kind: RecordKind) -> Result<FileOutput, LoadError> {
-    let text = read_text(path)?;
+fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<FileOutput, LoadError> {
+    buffer.clear();
+    let mut file = fs::File::open(path).map_err(|e| LoadError::io(path, e))?;
+    std::io::Read::read_to_end(&mut file, buffer).map_err(|e| LoadError::io(path, e))?;
+    let text = std::str::from_utf8(buffer)
+        .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
     let first = text.trim_start().as_bytes().first().copied();
     if first.is_some() && first != Some(b'[') {
         let found = crate::json::walk::kind_at(first).name();
@@ -296,11 +305,11 @@ fn read_file(path: &Path, kind: RecordKind) -> Result<FileOutput, LoadError> {
             LoadErrorKind::NotAnArray { found },
         ));
     }
-    let raws: Vec<&RawValue> = serde_json::from_str(&text).map_err(|e| {
+    let raws: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
         // The raw scan skips values and words some errors less helpfully ("key must be a
         // string" for a trailing comma); serde_json's full parser says it better, at the
         // same place. Only a broken file pays for the second parse.
-        let better = serde_json::from_str::<serde_json::Value>(&text).err();
+        let better = serde_json::from_str::<serde_json::Value>(text).err();
         json_error(path, better.as_ref().unwrap_or(&e))
     })?;
     let chunks: Vec<(usize, &[&RawValue])> = raws
@@ -311,7 +320,8 @@ fn read_file(path: &Path, kind: RecordKind) -> Result<FileOutput, LoadError> {
     let done = par::map(chunks, |(base, chunk)| {
         let mut preparer = Preparer::default();
         let mut out = ChunkOut {
-            text: Vec::with_capacity(chunk.iter().map(|r| r.get().len()).sum()),
+            // Room for the source text, plus the `printings` member most cards gain.
+            text: Vec::with_capacity(chunk.iter().map(|r| r.get().len() + 48).sum()),
             ..ChunkOut::default()
         };
         let records = chunk
@@ -322,7 +332,10 @@ fn read_file(path: &Path, kind: RecordKind) -> Result<FileOutput, LoadError> {
         let text = String::from_utf8(out.text)
             .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
         let chunk = Chunk {
-            text: text.into_boxed_str(),
+            // Kept with its spare capacity: shrinking a large block makes the allocator
+            // move it, and its freeing raises glibc's mmap threshold (see `par::Pool`).
+            // Spare capacity in an mmap'd block is never touched, so never resident.
+            text,
             strings: out.strings,
             strips: out.strips,
         };

@@ -12,30 +12,68 @@ use std::path::Path;
 
 use super::error::{LoadError, LoadErrorKind};
 use super::{Gathered, Prepared};
-use crate::index::FxHashMap;
+use std::hash::{Hash, Hasher};
+
+use crate::index::{FxHashMap, FxHasher};
 use crate::par;
 use crate::text::natural_key_into;
 
-/// Refuses the collection if two records share an id, naming both places.
-fn check_unique(gathered: &Gathered) -> Result<(), LoadError> {
-    let mut seen: FxHashMap<&str, (&Path, u32)> = FxHashMap::default();
-    seen.reserve(gathered.files.iter().map(|(_, r)| r.len()).sum());
-    for (path, records) in &gathered.files {
-        for record in records {
-            let id = gathered.str(record, record.id);
-            if let Some((first_path, first_index)) = seen.insert(id, (path, record.index)) {
-                let kind = LoadErrorKind::DuplicateId {
-                    id: id.to_string(),
-                    first_path: first_path.to_path_buf(),
-                    first_index: first_index as usize,
-                };
-                return Err(
-                    LoadError::new(Some(path), kind).at_record(record.index as usize, Some(id))
-                );
+/// Refuses the collection if two records share an id, naming both places: the duplicate
+/// that comes first in file order, and the record it repeats. Sorts `(hash of id, position)`
+/// pairs in a buffer lent by the load (no table of every id, nothing large freed in the
+/// middle of the load), then compares ids within runs of equal hashes.
+fn check_unique(
+    gathered: &Gathered,
+    keyed: &[SortKey],
+    pairs: &mut Vec<(u64, u32)>,
+) -> Result<(), LoadError> {
+    let id = |k: &SortKey| gathered.str(&k.record, k.record.id);
+    pairs.clear();
+    pairs.extend(keyed.iter().enumerate().map(|(i, k)| {
+        let mut h = FxHasher::default();
+        id(k).hash(&mut h);
+        (h.finish(), i as u32)
+    }));
+    par::sort_by(pairs, |a, b| a.cmp(b));
+    let place = |i: u32| (keyed[i as usize].file, keyed[i as usize].record.index);
+    // The earliest second occurrence of any id, with the first occurrence it repeats.
+    let mut worst: Option<((u32, u32), (u32, u32))> = None;
+    let mut i = 0;
+    while i < pairs.len() {
+        let mut j = i + 1;
+        while j < pairs.len() && pairs[j].0 == pairs[i].0 {
+            j += 1;
+        }
+        for a in i..j {
+            for b in a + 1..j {
+                let (x, y) = (&keyed[pairs[a].1 as usize], &keyed[pairs[b].1 as usize]);
+                if id(x) == id(y) {
+                    let (p, q) = (place(pairs[a].1), place(pairs[b].1));
+                    let (first, second) = if p < q { (p, q) } else { (q, p) };
+                    if worst.is_none_or(|(f, w)| second < w || (second == w && first < f)) {
+                        worst = Some((first, second));
+                    }
+                }
             }
         }
+        i = j;
     }
-    Ok(())
+    let Some((first, second)) = worst else {
+        return Ok(());
+    };
+    let (first_path, _) = &gathered.files[first.0 as usize];
+    let (path, records) = &gathered.files[second.0 as usize];
+    let record = records
+        .iter()
+        .find(|r| r.index == second.1)
+        .expect("a record of that file");
+    let id = gathered.str(record, record.id);
+    let kind = LoadErrorKind::DuplicateId {
+        id: id.to_string(),
+        first_path: first_path.to_path_buf(),
+        first_index: first.1 as usize,
+    };
+    Err(LoadError::new(Some(path), kind).at_record(second.1 as usize, Some(id)))
 }
 
 /// A record with its sort key; key bytes are ranges of its file's arena.
@@ -96,8 +134,13 @@ fn keys(
     Ok((all, arenas))
 }
 
-/// Sorts records by their keys (in parallel).
-fn sort(gathered: &Gathered, mut keyed: Vec<SortKey>, arenas: &[Vec<u8>]) -> Vec<Prepared> {
+/// Sorts records by their keys (in parallel), refusing duplicate ids.
+fn sort(
+    gathered: &Gathered,
+    mut keyed: Vec<SortKey>,
+    arenas: &[Vec<u8>],
+    scratch: &par::Pool<Vec<(u64, u32)>>,
+) -> Result<Vec<Prepared>, LoadError> {
     let bytes =
         |k: &SortKey, r: &Range<u32>| &arenas[k.file as usize][r.start as usize..r.end as usize];
     par::sort_by(&mut keyed, |a, b| {
@@ -117,12 +160,18 @@ fn sort(gathered: &Gathered, mut keyed: Vec<SortKey>, arenas: &[Vec<u8>]) -> Vec
                     .cmp(gathered.str(&b.record, b.record.id))
             })
     });
-    keyed.into_iter().map(|k| k.record).collect()
+    let mut pairs = scratch.take();
+    let unique = check_unique(gathered, &keyed, &mut pairs);
+    scratch.give(pairs);
+    unique?;
+    Ok(keyed.into_iter().map(|k| k.record).collect())
 }
 
 /// Expansions in default order: `release_date` (missing last), then id.
-pub(super) fn order_expansions(gathered: &Gathered) -> Result<Vec<Prepared>, LoadError> {
-    check_unique(gathered)?;
+pub(super) fn order_expansions(
+    gathered: &Gathered,
+    scratch: &par::Pool<Vec<(u64, u32)>>,
+) -> Result<Vec<Prepared>, LoadError> {
     let (keyed, arenas) = keys(gathered, |_, record, arena| {
         let date = gathered.get(record, record.release_date);
         Ok((
@@ -130,7 +179,7 @@ pub(super) fn order_expansions(gathered: &Gathered) -> Result<Vec<Prepared>, Loa
             date.map(|d| push_key(arena, d, false)),
         ))
     })?;
-    Ok(sort(gathered, keyed, &arenas))
+    sort(gathered, keyed, &arenas, scratch)
 }
 
 /// Cards in default order: their debut expansion's place in the expansions' order, then
@@ -139,8 +188,8 @@ pub(super) fn order_cards(
     catalog: &str,
     gathered: &Gathered,
     expansion_ranks: &FxHashMap<&str, u32>,
+    scratch: &par::Pool<Vec<(u64, u32)>>,
 ) -> Result<Vec<Prepared>, LoadError> {
-    check_unique(gathered)?;
     let (keyed, arenas) = keys(gathered, |path, record, arena| {
         let expansion_id = gathered
             .get(record, record.expansion_id)
@@ -156,5 +205,5 @@ pub(super) fn order_cards(
         let number = gathered.get(record, record.number);
         Ok((rank, number.map(|n| push_key(arena, n, true))))
     })?;
-    Ok(sort(gathered, keyed, &arenas))
+    sort(gathered, keyed, &arenas, scratch)
 }

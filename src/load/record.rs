@@ -33,7 +33,7 @@ pub(crate) struct ChunkOut {
 /// store keeps), and their strings and marks (which it reads while building).
 #[derive(Debug)]
 pub(crate) struct Chunk {
-    pub text: Box<str>,
+    pub text: String,
     pub strings: String,
     pub strips: Vec<Strip>,
 }

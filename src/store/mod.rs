@@ -30,7 +30,7 @@ struct DocRef {
 #[derive(Debug)]
 pub struct Collection {
     /// The records' JSON, written at load a chunk of records per buffer.
-    buffers: Vec<Box<str>>,
+    buffers: Vec<String>,
     docs: Vec<DocRef>,
     /// `strips[strip_starts[i]..strip_starts[i + 1]]` are record `i`'s marks; empty when no
     /// record has any.
@@ -69,11 +69,14 @@ impl Collection {
                 len: record.len,
             });
         }
-        drop(records);
-        let buffers: Vec<Box<str>> = chunks.into_iter().map(|c| c.text).collect();
+        let buffers: Vec<String> = chunks.into_iter().map(|c| c.text).collect();
         let texts: Vec<&str> = docs.iter().map(|d| doc_text(&buffers, *d)).collect();
         let index = index::build(&texts);
+        // Dropped after the index is built, not before: freeing a large block makes glibc
+        // raise its mmap threshold, and the builder's buffers would then come from the
+        // heap and stay resident (see `par::Pool`).
         drop(texts);
+        drop(records);
         let mut all = RoaringBitmap::new();
         all.insert_range(0..n as u32);
         Collection {
@@ -173,7 +176,7 @@ impl Collection {
     }
 }
 
-fn doc_text(buffers: &[Box<str>], d: DocRef) -> &str {
+fn doc_text(buffers: &[String], d: DocRef) -> &str {
     let start = d.start as usize;
     &buffers[d.buffer as usize][start..start + d.len as usize]
 }
