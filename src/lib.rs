@@ -44,6 +44,7 @@
 //!   get a card, list and search expansions, the cards of an expansion, each answering
 //!   with a [`Page`] or an [`Item`].
 //! - [`text`]: folding, words and natural order, shared by all of the above.
+//! - [`import`]: public data sets converted into snapshots (the Pokémon TCG API's data).
 //!
 //! Frontends (the `cardex` binary now; an HTTP service later) sit around this core and
 //! depend on it, never the other way.
@@ -69,6 +70,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod generate;
+pub mod import;
 pub mod index;
 pub(crate) mod json;
 pub mod load;

@@ -40,6 +40,28 @@ enum Command {
     },
     /// Search (or list) a catalog's expansions; prints the list envelope as JSON.
     Expansions(ExpansionArgs),
+    /// Convert a public data set into a cardex snapshot folder.
+    Import {
+        /// The data set's layout.
+        format: ImportFormat,
+        /// The data set's folder (for pokemon-tcg-data: with sets/en.json and cards/en/).
+        src: PathBuf,
+        /// The snapshot folder to write (written aside, then renamed into place).
+        out: PathBuf,
+        /// The catalog's name in the snapshot.
+        #[arg(long, default_value = "pokemon")]
+        catalog: String,
+        /// Replace the output if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// The data sets `cardex import` reads.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ImportFormat {
+    /// github.com/PokemonTCG/pokemon-tcg-data (the Pokémon TCG API's data).
+    PokemonTcgData,
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +161,7 @@ impl ListArgs {
 /// How a run ended, short of success.
 enum Failure {
     Load(cardex::LoadError),
+    Import(cardex::import::ImportError),
     Request(Error),
     Io(io::Error),
 }
@@ -149,6 +172,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Load(e)) => {
             eprintln!("error: cannot load the snapshot: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Import(e)) => {
+            eprintln!("error: import failed: {e}");
             ExitCode::from(1)
         }
         Err(Failure::Request(e)) => {
@@ -206,6 +233,33 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             let item = catalog.card(&card_id, &req).map_err(Failure::Request)?;
             item.write_to(&mut out).map_err(Failure::Io)?;
+        }
+        Command::Import {
+            format: ImportFormat::PokemonTcgData,
+            src,
+            out: dest,
+            catalog,
+            force,
+        } => {
+            use cardex::import::pokemon_tcg::{import, Options};
+            let start = std::time::Instant::now();
+            let stats = import(&src, &dest, &Options { catalog, force }, &|p| {
+                if p.files_done % 25 == 0 || p.files_done == p.files {
+                    eprintln!(
+                        "converted {}/{} card files ({} cards)",
+                        p.files_done, p.files, p.records
+                    );
+                }
+            })
+            .map_err(Failure::Import)?;
+            eprintln!(
+                "imported {} cards in {} sets into {} in {:.2} s",
+                stats.cards,
+                stats.sets,
+                dest.display(),
+                start.elapsed().as_secs_f64()
+            );
+            return Ok(());
         }
         Command::Expansions(args) => {
             let engine = open(&args.data)?;

@@ -108,6 +108,9 @@ enum Place {
 pub(crate) struct Transcoder {
     pub out: Vec<u8>,
     pub layout: Layout,
+    /// Renames every object key as it is written (importers use it to write snake_case);
+    /// a key that two members of one object would share is then an error.
+    pub rename: Option<fn(&str) -> String>,
 }
 
 impl Transcoder {
@@ -269,7 +272,13 @@ impl<'de> Visitor<'de> for Seed<'_> {
         let place = self.place;
         t.out.push(b'{');
         let mut index = 0usize;
+        // With renaming, the keys written so far in this object, to refuse a collision.
+        let mut written: Vec<Range<usize>> = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
+            let key = match t.rename {
+                Some(rename) => std::borrow::Cow::Owned(rename(&key)),
+                None => key,
+            };
             let member_start = t.out.len();
             if index > 0 {
                 t.out.push(b',');
@@ -277,6 +286,17 @@ impl<'de> Visitor<'de> for Seed<'_> {
             let key_start = t.out.len() + 1;
             write_str(&key, &mut t.out);
             let key_end = t.out.len() - 1;
+            if t.rename.is_some() {
+                if written
+                    .iter()
+                    .any(|k| t.out[k.clone()] == t.out[key_start..key_end])
+                {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "two keys of one object both become `{key}`"
+                    )));
+                }
+                written.push(key_start..key_end);
+            }
             t.out.push(b':');
             let value_start = t.out.len();
             let child = match (place, key.as_ref()) {

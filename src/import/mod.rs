@@ -1,0 +1,283 @@
+//! Importers: public card data sets converted into cardex snapshots (contract section 1).
+//!
+//! Each importer sits in its own module and writes a snapshot folder through
+//! [`SnapshotWriter`], which builds it aside and renames it into place, so a failed or
+//! interrupted import never leaves a half-written output behind.
+//!
+//! - [`pokemon_tcg`]: the Pokémon TCG API's data set (`pokemon-tcg-data`).
+
+pub mod pokemon_tcg;
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::load::RecordAt;
+
+/// What was wrong with the data being imported, or with writing the snapshot.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ImportErrorKind {
+    /// A file or folder could not be read or written.
+    Io(io::Error),
+    /// The source is not laid out as the importer expects.
+    Layout {
+        /// What is missing or wrong.
+        expected: String,
+    },
+    /// The file is not UTF-8.
+    InvalidUtf8,
+    /// The file is not valid JSON, or a record cannot be converted (two keys of one object
+    /// that would share a snake_case name, nesting deeper than 128 levels).
+    Json {
+        /// 1-based line (in the record, for a record's conversion).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What serde_json said.
+        message: String,
+    },
+    /// The file holds something else than a JSON array of records.
+    NotAnArray {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// A record is not a JSON object.
+    NotAnObject {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// A record has no non-empty string `id`.
+    MissingId,
+    /// Two sets share an id.
+    DuplicateSet {
+        /// The id.
+        id: String,
+    },
+    /// A cards file names no set of the sets file.
+    UnknownSet {
+        /// The set id (the file's name).
+        id: String,
+    },
+    /// A record already holds a field the importer sets, with another value.
+    Conflict {
+        /// The field.
+        field: &'static str,
+    },
+    /// The output already exists (give `--force` to replace it).
+    OutputExists,
+}
+
+/// An import that failed: where (file, and record where it is about one), and why.
+#[derive(Debug)]
+pub struct ImportError {
+    path: Option<PathBuf>,
+    record: Option<RecordAt>,
+    kind: ImportErrorKind,
+}
+
+impl ImportError {
+    pub(crate) fn new(path: Option<&Path>, kind: ImportErrorKind) -> ImportError {
+        ImportError {
+            path: path.map(Path::to_path_buf),
+            record: None,
+            kind,
+        }
+    }
+
+    pub(crate) fn io(path: &Path, e: io::Error) -> ImportError {
+        ImportError::new(Some(path), ImportErrorKind::Io(e))
+    }
+
+    pub(crate) fn at_record(mut self, index: usize, id: Option<&str>) -> ImportError {
+        self.record = Some(RecordAt {
+            index,
+            id: id.map(str::to_string),
+        });
+        self
+    }
+
+    /// The file concerned.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The record concerned, if the error is about one record.
+    pub fn record(&self) -> Option<&RecordAt> {
+        self.record.as_ref()
+    }
+
+    /// What was wrong.
+    pub fn kind(&self) -> &ImportErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}", path.display())?;
+            if let (ImportErrorKind::Json { line, column, .. }, None) = (&self.kind, &self.record) {
+                write!(f, ":{line}:{column}")?;
+            }
+            f.write_str(": ")?;
+        }
+        if let Some(record) = &self.record {
+            write!(f, "record {}", record.index)?;
+            if let Some(id) = &record.id {
+                write!(f, " (id `{id}`)")?;
+            }
+            f.write_str(": ")?;
+        }
+        match &self.kind {
+            ImportErrorKind::Io(e) => write!(f, "{e}"),
+            ImportErrorKind::Layout { expected } => write!(f, "not the expected layout: {expected}"),
+            ImportErrorKind::InvalidUtf8 => f.write_str("file is not valid UTF-8"),
+            ImportErrorKind::Json { message, .. } if self.record.is_some() => {
+                write!(f, "cannot convert: {message}")
+            }
+            ImportErrorKind::Json { message, .. } => write!(f, "invalid JSON: {message}"),
+            ImportErrorKind::NotAnArray { found } => {
+                write!(f, "expected a JSON array of records, found {found}")
+            }
+            ImportErrorKind::NotAnObject { found } => write!(f, "expected a JSON object, found {found}"),
+            ImportErrorKind::MissingId => f.write_str("the record has no non-empty string `id`"),
+            ImportErrorKind::DuplicateSet { id } => write!(f, "two sets have the id `{id}`"),
+            ImportErrorKind::UnknownSet { id } => {
+                write!(f, "the cards of set `{id}` name no set of the sets file")
+            }
+            ImportErrorKind::Conflict { field } => write!(
+                f,
+                "the record already has `{field}`, with another value than the importer would give it"
+            ),
+            ImportErrorKind::OutputExists => {
+                f.write_str("the output already exists; remove it, choose another, or replace it with --force")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ImportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ImportErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// How far an import has come, for progress reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Source files converted so far.
+    pub files_done: usize,
+    /// Source files in all.
+    pub files: usize,
+    /// Records written so far.
+    pub records: usize,
+}
+
+/// Writes a snapshot folder aside (a hidden sibling of the output), then renames it into
+/// place. Dropped without [`SnapshotWriter::commit`], it removes what it wrote.
+#[derive(Debug)]
+pub struct SnapshotWriter {
+    out: PathBuf,
+    staging: PathBuf,
+    force: bool,
+    committed: bool,
+}
+
+impl SnapshotWriter {
+    /// Prepares to write the snapshot `out`.
+    ///
+    /// # Errors
+    ///
+    /// [`ImportErrorKind::OutputExists`] when `out` exists and `force` is off; I/O errors
+    /// creating the staging folder.
+    pub fn new(out: &Path, force: bool) -> Result<SnapshotWriter, ImportError> {
+        if out.exists() && !force {
+            return Err(ImportError::new(Some(out), ImportErrorKind::OutputExists));
+        }
+        let name = out
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("snapshot");
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent).map_err(|e| ImportError::io(&parent, e))?;
+        let staging = parent.join(format!(".{name}.importing-{}", std::process::id()));
+        if staging.exists() {
+            fs::remove_dir_all(&staging).map_err(|e| ImportError::io(&staging, e))?;
+        }
+        fs::create_dir_all(&staging).map_err(|e| ImportError::io(&staging, e))?;
+        Ok(SnapshotWriter {
+            out: out.to_path_buf(),
+            staging,
+            force,
+            committed: false,
+        })
+    }
+
+    /// Writes `text` at `rel` inside the snapshot being built.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors.
+    pub fn write(&self, rel: &str, text: &[u8]) -> Result<(), ImportError> {
+        let path = self.staging.join(rel);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| ImportError::io(dir, e))?;
+        }
+        fs::write(&path, text).map_err(|e| ImportError::io(&path, e))
+    }
+
+    /// Moves the finished snapshot into place (replacing the old one under `force`).
+    ///
+    /// # Errors
+    ///
+    /// I/O errors; the old output, if any, is kept when the move fails.
+    pub fn commit(mut self) -> Result<(), ImportError> {
+        let old = self.staging.with_extension("old");
+        let replacing = self.force && self.out.exists();
+        if replacing {
+            fs::rename(&self.out, &old).map_err(|e| ImportError::io(&self.out, e))?;
+        }
+        if let Err(e) = fs::rename(&self.staging, &self.out) {
+            if replacing {
+                let _ = fs::rename(&old, &self.out);
+            }
+            return Err(ImportError::io(&self.out, e));
+        }
+        self.committed = true;
+        if replacing {
+            let _ = fs::remove_dir_all(&old);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SnapshotWriter {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// Joins compact JSON records into the text of a snapshot file: a JSON array, one record
+/// a line.
+pub(crate) fn records_file(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(records.iter().map(|r| r.len() + 2).sum::<usize>() + 4);
+    out.extend_from_slice(b"[\n");
+    for (i, record) in records.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b",\n");
+        }
+        out.extend_from_slice(record);
+    }
+    out.extend_from_slice(b"\n]\n");
+    out
+}

@@ -1,0 +1,477 @@
+//! The Pokémon TCG API's public data set — `github.com/PokemonTCG/pokemon-tcg-data`:
+//! `sets/en.json` (one array of sets) and `cards/en/<set id>.json` (one array of cards
+//! per set), camelCase fields — into a cardex snapshot with one catalog (`pokemon` by
+//! default):
+//!
+//! - every key of every record, at every depth, in snake_case (`nationalPokedexNumbers` →
+//!   `national_pokedex_numbers`, `1stEditionHolofoil` → `1st_edition_holofoil`), nothing
+//!   dropped; a set's `ptcgoCode` becomes `code`, as cardex expansions name it;
+//! - sets become expansions, with `language: "English"` and `language_code: "EN"`;
+//! - cards get `expansion_id` (their file's set), `language`, `language_code`, and an
+//!   `expansion` object summarising their set (`id`, `name`, `series`, `code`, `total`,
+//!   `printed_total`, `language`, `language_code`, `release_date`) — the Pokémon TCG API
+//!   served the set inside each card as `set`, so `expansion.series:...` and
+//!   `order_by=-expansion.release_date` take the place of `set.series:...` and
+//!   `orderBy=-set.releaseDate`.
+//!
+//! ```no_run
+//! use cardex::import::pokemon_tcg::{import, Options};
+//! let stats = import(
+//!     "../shared/data/pokemon-tcg-data".as_ref(),
+//!     "snapshots/ptcg".as_ref(),
+//!     &Options::default(),
+//!     &|p| eprintln!("{}/{} sets", p.files_done, p.files),
+//! )?;
+//! println!("{} cards in {} sets", stats.cards, stats.sets);
+//! # Ok::<(), cardex::import::ImportError>(())
+//! ```
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::value::RawValue;
+
+use super::{records_file, ImportError, ImportErrorKind, Progress, SnapshotWriter};
+use crate::index::{snake_case, FxHashMap};
+use crate::json::transcode::{Kind, Transcoder};
+use crate::json::walk::string_value;
+use crate::json::write::write_str;
+use crate::par;
+
+/// Import options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The catalog's name in the snapshot (its folder).
+    pub catalog: String,
+    /// Replace the output if it exists.
+    pub force: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            catalog: "pokemon".to_string(),
+            force: false,
+        }
+    }
+}
+
+/// What an import wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// Sets (expansions) written.
+    pub sets: usize,
+    /// Cards written.
+    pub cards: usize,
+}
+
+/// The language and language code of the data set's records (its files are all English),
+/// as JSON.
+const LANGUAGE: (&[u8], &[u8]) = (b"\"English\"", b"\"EN\"");
+
+/// The fields of a set repeated in each of its cards' `expansion` object.
+const EXPANSION_SUMMARY: [&str; 9] = [
+    "id",
+    "name",
+    "series",
+    "code",
+    "total",
+    "printed_total",
+    "language",
+    "language_code",
+    "release_date",
+];
+
+/// snake_case keys, `ptcgoCode` named `code`.
+fn set_key(key: &str) -> String {
+    if key == "ptcgoCode" {
+        "code".to_string()
+    } else {
+        snake_case(key)
+    }
+}
+
+/// Imports the data set at `src` into a new snapshot at `out`, calling `progress` after each
+/// cards file. Nothing is written at `out` unless the whole import succeeds.
+///
+/// # Errors
+///
+/// An [`ImportError`] naming the file and the record for anything that cannot be read or
+/// converted; [`ImportErrorKind::OutputExists`] when `out` exists and `force` is off.
+pub fn import(
+    src: &Path,
+    out: &Path,
+    options: &Options,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Stats, ImportError> {
+    let sets_path = src.join("sets").join("en.json");
+    let cards_dir = src.join("cards").join("en");
+    if !sets_path.is_file() || !cards_dir.is_dir() {
+        let expected = format!(
+            "{} with sets/en.json and cards/en/<set>.json",
+            src.display()
+        );
+        return Err(ImportError::new(
+            Some(src),
+            ImportErrorKind::Layout { expected },
+        ));
+    }
+    let writer = SnapshotWriter::new(out, options.force)?;
+
+    let sets_text = read_text(&sets_path)?;
+    let mut transcoder = Transcoder {
+        rename: Some(set_key),
+        ..Transcoder::default()
+    };
+    let mut expansions = Vec::new();
+    let mut summaries: FxHashMap<String, Vec<u8>> = FxHashMap::default();
+    for (index, raw) in records(&sets_path, &sets_text)?.iter().enumerate() {
+        let language: [(&'static str, &[u8]); 2] =
+            [("language", LANGUAGE.0), ("language_code", LANGUAGE.1)];
+        let (id, json) = convert(&mut transcoder, raw.get(), &language)
+            .map_err(|kind| at_record(&sets_path, index, raw.get(), kind))?;
+        let summary = summary(&json);
+        if summaries.insert(id.clone(), summary).is_some() {
+            return Err(
+                ImportError::new(Some(&sets_path), ImportErrorKind::DuplicateSet { id })
+                    .at_record(index, None),
+            );
+        }
+        expansions.push(json);
+    }
+
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in fs::read_dir(&cards_dir).map_err(|e| ImportError::io(&cards_dir, e))? {
+        let path = entry.map_err(|e| ImportError::io(&cards_dir, e))?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    for path in &files {
+        let set = stem(path);
+        if !summaries.contains_key(set) {
+            return Err(ImportError::new(
+                Some(path),
+                ImportErrorKind::UnknownSet {
+                    id: set.to_string(),
+                },
+            ));
+        }
+    }
+
+    let done = AtomicUsize::new(0);
+    let cards = AtomicUsize::new(0);
+    let converted = par::map(files.iter().collect(), |path: &PathBuf| {
+        let set = stem(path);
+        let text = read_text(path)?;
+        let mut transcoder = Transcoder {
+            rename: Some(snake_case),
+            ..Transcoder::default()
+        };
+        let mut set_id = Vec::new();
+        write_str(set, &mut set_id);
+        let added: [(&'static str, &[u8]); 4] = [
+            ("expansion_id", &set_id),
+            ("language", LANGUAGE.0),
+            ("language_code", LANGUAGE.1),
+            ("expansion", &summaries[set]),
+        ];
+        let mut out = Vec::new();
+        for (index, raw) in records(path, &text)?.iter().enumerate() {
+            let (_, json) = convert(&mut transcoder, raw.get(), &added)
+                .map_err(|kind| at_record(path, index, raw.get(), kind))?;
+            out.push(json);
+        }
+        let count = out.len();
+        writer.write(
+            &format!("{}/cards/{set}.json", options.catalog),
+            &records_file(&out),
+        )?;
+        progress(Progress {
+            files_done: done.fetch_add(1, Ordering::Relaxed) + 1,
+            files: files.len(),
+            records: cards.fetch_add(count, Ordering::Relaxed) + count,
+        });
+        Ok::<usize, ImportError>(count)
+    });
+    let mut total = 0;
+    for result in converted {
+        total += result?;
+    }
+
+    writer.write(
+        &format!("{}/expansions/en.json", options.catalog),
+        &records_file(&expansions),
+    )?;
+    let mut meta = Vec::new();
+    meta.extend_from_slice(b"{\"name\":");
+    write_str(&options.catalog, &mut meta);
+    meta.extend_from_slice(b",\"title\":\"Pok\xc3\xa9mon TCG\",\"default_language\":\"en\",\"source\":\"pokemon-tcg-data\"}\n");
+    writer.write(&format!("{}/catalog.json", options.catalog), &meta)?;
+    writer.commit()?;
+    Ok(Stats {
+        sets: expansions.len(),
+        cards: total,
+    })
+}
+
+/// A file's name without `.json`: the set id of a cards file.
+fn stem(path: &Path) -> &str {
+    path.file_stem().and_then(|s| s.to_str()).unwrap_or("")
+}
+
+fn read_text(path: &Path) -> Result<String, ImportError> {
+    let bytes = fs::read(path).map_err(|e| ImportError::io(path, e))?;
+    String::from_utf8(bytes).map_err(|_| ImportError::new(Some(path), ImportErrorKind::InvalidUtf8))
+}
+
+/// The records of a file: a JSON array.
+fn records<'t>(path: &Path, text: &'t str) -> Result<Vec<&'t RawValue>, ImportError> {
+    let first = text.trim_start().as_bytes().first().copied();
+    if first.is_some() && first != Some(b'[') {
+        let found = crate::json::walk::kind_at(first).name();
+        return Err(ImportError::new(
+            Some(path),
+            ImportErrorKind::NotAnArray { found },
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        let kind = ImportErrorKind::Json {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        };
+        ImportError::new(Some(path), kind)
+    })
+}
+
+/// The error for record `index` of `path`, with its id when the source text shows one.
+fn at_record(path: &Path, index: usize, raw: &str, kind: ImportErrorKind) -> ImportError {
+    let id = serde_json::from_str::<serde_json::Value>(raw)
+        .ok()
+        .and_then(|v| v.get("id").and_then(|id| id.as_str()).map(str::to_string));
+    ImportError::new(Some(path), kind).at_record(index, id.as_deref())
+}
+
+/// Converts one record: keys renamed by the transcoder, `added` members appended (a
+/// member the record already has must hold the same value). Returns the id and the JSON.
+fn convert(
+    t: &mut Transcoder,
+    raw: &str,
+    added: &[(&'static str, &[u8])],
+) -> Result<(String, Vec<u8>), ImportErrorKind> {
+    t.record(raw).map_err(|e| ImportErrorKind::Json {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let kind = t.layout.kind.unwrap_or(Kind::Null);
+    if kind != Kind::Object {
+        return Err(ImportErrorKind::NotAnObject { found: kind.name() });
+    }
+    let member = |name: &str| {
+        t.layout
+            .members
+            .iter()
+            .rev()
+            .find(|m| &t.out[m.key.clone()] == name.as_bytes())
+    };
+    let id = match member("id") {
+        Some(m) if m.kind == Kind::String => {
+            string_value(std::str::from_utf8(&t.out[m.value.clone()]).unwrap_or_default())
+                .into_owned()
+        }
+        _ => String::new(),
+    };
+    if id.is_empty() {
+        return Err(ImportErrorKind::MissingId);
+    }
+    let mut json = t.out.clone();
+    let close = json.pop();
+    debug_assert_eq!(close, Some(b'}'));
+    for &(field, value) in added {
+        match member(field) {
+            Some(m) if m.kind != Kind::Null => {
+                if t.out[m.value.clone()] != *value {
+                    return Err(ImportErrorKind::Conflict { field });
+                }
+            }
+            _ => {
+                if json.len() > 1 {
+                    json.push(b',');
+                }
+                write_str(field, &mut json);
+                json.push(b':');
+                json.extend_from_slice(value);
+            }
+        }
+    }
+    json.push(b'}');
+    Ok((id, json))
+}
+
+/// The `expansion` object of a set's cards: a few of the converted set's fields.
+fn summary(set: &[u8]) -> Vec<u8> {
+    let value: serde_json::Value = serde_json::from_slice(set).unwrap_or_default();
+    let mut out = b"{".to_vec();
+    for field in EXPANSION_SUMMARY {
+        let v = value.get(field).filter(|v| !v.is_null()).cloned();
+        if let Some(v) = v {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            write_str(field, &mut out);
+            out.push(b':');
+            out.extend_from_slice(v.to_string().as_bytes());
+        }
+    }
+    out.push(b'}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(label: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("cardex-import-{label}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn source(root: &Path) {
+        write(
+            root,
+            "sets/en.json",
+            r#"[{"id":"s1","name":"Base","series":"Base","printedTotal":2,"total":2,"ptcgoCode":"BS","releaseDate":"1999/01/09","legalities":{"unlimited":"Legal"},"images":{"symbol":"x"}}]"#,
+        );
+        write(
+            root,
+            "cards/en/s1.json",
+            r#"[{"id":"s1-1","name":"Pikachu","hp":"60","nationalPokedexNumbers":[25],"attacks":[{"name":"Gnaw","convertedEnergyCost":1}],"tcgplayer":{"prices":{"1stEditionHolofoil":{"directLow":null}}}},
+                {"id":"s1-2","name":"Raichu","retreatCost":["Colorless"]}]"#,
+        );
+    }
+
+    #[test]
+    fn converts_keys_and_adds_fields() {
+        let src = temp("ok-src");
+        let out = temp("ok-out");
+        source(&src);
+        let stats = import(&src, &out, &Options::default(), &|_| {}).unwrap();
+        assert_eq!(stats, Stats { sets: 1, cards: 2 });
+        let cards = fs::read_to_string(out.join("pokemon/cards/s1.json")).unwrap();
+        assert_eq!(
+            cards,
+            "[\n{\"id\":\"s1-1\",\"name\":\"Pikachu\",\"hp\":\"60\",\"national_pokedex_numbers\":[25],\"attacks\":[{\"name\":\"Gnaw\",\"converted_energy_cost\":1}],\"tcgplayer\":{\"prices\":{\"1st_edition_holofoil\":{\"direct_low\":null}}},\"expansion_id\":\"s1\",\"language\":\"English\",\"language_code\":\"EN\",\"expansion\":{\"id\":\"s1\",\"name\":\"Base\",\"series\":\"Base\",\"code\":\"BS\",\"total\":2,\"printed_total\":2,\"language\":\"English\",\"language_code\":\"EN\",\"release_date\":\"1999/01/09\"}},\n{\"id\":\"s1-2\",\"name\":\"Raichu\",\"retreat_cost\":[\"Colorless\"],\"expansion_id\":\"s1\",\"language\":\"English\",\"language_code\":\"EN\",\"expansion\":{\"id\":\"s1\",\"name\":\"Base\",\"series\":\"Base\",\"code\":\"BS\",\"total\":2,\"printed_total\":2,\"language\":\"English\",\"language_code\":\"EN\",\"release_date\":\"1999/01/09\"}}\n]\n"
+        );
+        let sets = fs::read_to_string(out.join("pokemon/expansions/en.json")).unwrap();
+        assert!(
+            sets.contains("\"code\":\"BS\",\"release_date\":\"1999/01/09\""),
+            "{sets}"
+        );
+        assert!(
+            sets.contains("\"printed_total\":2") && sets.contains("\"language_code\":\"EN\""),
+            "{sets}"
+        );
+        let engine = crate::Engine::open(&out).unwrap();
+        assert_eq!(engine.catalog("pokemon").unwrap().cards().len(), 2);
+        fs::remove_dir_all(&src).unwrap();
+        fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_convert_and_writes_nothing() {
+        let src = temp("bad-src");
+        let out = temp("bad-out");
+        source(&src);
+        write(
+            &src,
+            "cards/en/s1.json",
+            r#"[{"id":"s1-1","fooBar":1,"foo_bar":2}]"#,
+        );
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        let shown = err.to_string().replace(&format!("{}/", src.display()), "");
+        assert_eq!(shown, "cards/en/s1.json: record 0 (id `s1-1`): cannot convert: two keys of one object both become `foo_bar` at line 1 column 33");
+        assert!(!out.exists(), "nothing written");
+        let parent = out.parent().unwrap();
+        let leftovers = fs::read_dir(parent)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .contains("cardex-import-bad-out")
+            })
+            .count();
+        assert_eq!(leftovers, 0, "no staging folder left");
+
+        write(&src, "cards/en/s1.json", r#"[{"name":"no id"}]"#);
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(matches!(err.kind(), ImportErrorKind::MissingId));
+        write(
+            &src,
+            "cards/en/s1.json",
+            r#"[{"id":"s1-1","expansion_id":"zz"}]"#,
+        );
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            ImportErrorKind::Conflict {
+                field: "expansion_id"
+            }
+        ));
+        write(&src, "cards/en/s1.json", "[]");
+        write(&src, "cards/en/zz.json", "[]");
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(
+            matches!(err.kind(), ImportErrorKind::UnknownSet { .. }),
+            "{err}"
+        );
+        fs::remove_file(src.join("cards/en/zz.json")).unwrap();
+        write(&src, "cards/en/s1.json", "{\"a\": 1}");
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            ImportErrorKind::NotAnArray { found: "an object" }
+        ));
+        write(&src, "cards/en/s1.json", "[1,]");
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("s1.json:1:4: invalid JSON: trailing comma at line 1 column 4"),
+            "{err}"
+        );
+        fs::remove_dir_all(&src).unwrap();
+    }
+
+    #[test]
+    fn an_existing_output_needs_force() {
+        let src = temp("force-src");
+        let out = temp("force-out");
+        source(&src);
+        fs::create_dir_all(&out).unwrap();
+        fs::write(out.join("old.txt"), "old").unwrap();
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(matches!(err.kind(), ImportErrorKind::OutputExists));
+        assert!(out.join("old.txt").exists());
+        let options = Options {
+            force: true,
+            ..Options::default()
+        };
+        import(&src, &out, &options, &|_| {}).unwrap();
+        assert!(!out.join("old.txt").exists());
+        assert!(out.join("pokemon/cards/s1.json").exists());
+        fs::remove_dir_all(&src).unwrap();
+        fs::remove_dir_all(&out).unwrap();
+    }
+}
