@@ -273,6 +273,40 @@ fn term() -> impl Strategy<Value = String> {
         prop::bool::ANY,
     )
         .prop_map(|(f, v, bang)| format!("{}{f}:{v}", if bang { "!" } else { "" }));
+    // `^`: as written, no folding.
+    let literal = (
+        prop::sample::select(vec![
+            "name",
+            "rarity",
+            "rarity_code",
+            "types",
+            "variants.name",
+            "attacks.name",
+            "number",
+        ]),
+        prop::sample::select(vec![
+            "Pikachu",
+            "pikachu",
+            "\"Super Rare\"",
+            "\"super rare\"",
+            "SR",
+            "sr",
+            "Fire",
+            "炎",
+            "\"Alt Art\"",
+            "Flame",
+            "flame",
+            "10a",
+            "007",
+            "Char*",
+            "char*",
+            "*Rare",
+            "\"Flabébé\"",
+            "\"flabebe\"",
+            "\"Zekrom-GX\"",
+        ]),
+    )
+        .prop_map(|(f, v)| format!("^{f}:{v}"));
     let text = (
         prop::sample::select(vec![
             "attacks.name",
@@ -362,7 +396,9 @@ fn term() -> impl Strategy<Value = String> {
         prop::bool::ANY,
     )
         .prop_map(|(f, g, bang)| format!("{}{f}:{g}", if bang { "!" } else { "" }));
-    prop_oneof![name, bare, exact_name, keyword, text, range, compare, number_eq, bools, group]
+    prop_oneof![
+        name, bare, exact_name, keyword, text, range, compare, number_eq, bools, group, literal
+    ]
 }
 
 /// A query: terms combined with AND (explicit or implicit), OR, NOT, `-` and parentheses.
@@ -449,6 +485,10 @@ fn hand_picked_queries_match_the_oracle() {
         "attacks.damage:10",
         "variants.prices.market>=50 variants.name:\"alt art\"",
         "translation.en.rarity:common",
+        "^rarity:\"Super Rare\"",
+        "^rarity:\"super rare\"",
+        "^name:Char*",
+        "^rarity_code:sr -^rarity_code:SR",
     ] {
         for seed in 0..3 {
             for lang in [None, Some("en"), Some("ja")] {

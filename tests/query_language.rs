@@ -129,6 +129,47 @@ fn exact_match_with_bang() {
 }
 
 #[test]
+fn literal_match_with_caret_keeps_case_and_accents() {
+    // `ex` and `EX` fold alike; `^` compares the values as written.
+    assert_eq!(
+        ids("pokemon", "subtypes:ex"),
+        [
+            "emc-6",
+            "emc-199",
+            "ltc-2",
+            "bfl_ja-4",
+            "bfl_ja-90",
+            "ddw-3"
+        ]
+    );
+    assert_eq!(
+        ids("pokemon", "^subtypes:ex"),
+        ["emc-6", "emc-199", "bfl_ja-4", "bfl_ja-90", "ddw-3"]
+    );
+    assert_eq!(ids("pokemon", "^subtypes:EX"), ["ltc-2"]);
+    assert_eq!(ids("pokemon", "^name:Flabébé"), ["emc-84"]);
+    assert_eq!(ids("pokemon", "^name:Flabebe"), Vec::<String>::new());
+    assert_eq!(
+        ids("pokemon", "^name:\"Professor’s Research\""),
+        ["ltc-101"]
+    );
+    assert_eq!(
+        ids("pokemon", "^name:\"Professor's Research\""),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ids("pokemon", "^name:Char*"),
+        ["emc-4", "emc-5", "emc-6", "emc-199", "ltc-2"]
+    );
+    assert_eq!(ids("pokemon", "^name:char*"), Vec::<String>::new());
+    assert_eq!(ids("pokemon", "^Pikachu"), ["emc-49", "ltc-10a"]);
+    assert_eq!(
+        ids("onepiece", "^rarity_code:(SR OR SEC)"),
+        ids("onepiece", "rarity_code:SR OR rarity_code:SEC")
+    );
+}
+
+#[test]
 fn or_not_minus_and_parentheses() {
     assert_eq!(
         ids("pokemon", "name:raichu OR name:flabebe"),

@@ -1,7 +1,7 @@
 //! The canonical display parses back to the same tree: for generated trees, and for any
 //! text that parses.
 
-use cardex::query::{parse, Bound, CompareOp, Expr, Range, Span, Spanned, Term, Test, Value};
+use cardex::query::{parse, Bound, CompareOp, Expr, Mode, Range, Span, Spanned, Term, Test, Value};
 use proptest::prelude::*;
 
 fn spanned(s: String) -> Spanned<String> {
@@ -73,16 +73,20 @@ fn value(bare: bool) -> BoxedStrategy<Value> {
     .boxed()
 }
 
+fn mode() -> impl Strategy<Value = Mode> {
+    prop::sample::select(vec![Mode::Match, Mode::Exact, Mode::Literal])
+}
+
 fn term() -> impl Strategy<Value = Expr> {
-    let with_field = (field(), prop::bool::ANY, value(false)).prop_map(|(f, exact, v)| Term {
+    let with_field = (field(), mode(), value(false)).prop_map(|(f, mode, v)| Term {
         field: Some(spanned(f)),
-        exact,
+        mode,
         test: Test::Value(v),
         span: Span::default(),
     });
-    let bare = (prop::bool::ANY, value(true)).prop_map(|(exact, v)| Term {
+    let bare = (mode(), value(true)).prop_map(|(mode, v)| Term {
         field: None,
-        exact,
+        mode,
         test: Test::Value(v),
         span: Span::default(),
     });
@@ -98,18 +102,18 @@ fn term() -> impl Strategy<Value = Expr> {
     )
         .prop_map(|(f, op, n)| Term {
             field: Some(spanned(f)),
-            exact: false,
+            mode: Mode::Match,
             test: Test::Compare(op, Spanned::new(n, Span::default())),
             span: Span::default(),
         });
     let group = (
         field(),
-        prop::bool::ANY,
+        mode(),
         prop::collection::vec(prop::collection::vec(value(false), 1..3), 1..3),
     )
-        .prop_map(|(f, exact, alternatives)| Term {
+        .prop_map(|(f, mode, alternatives)| Term {
             field: Some(spanned(f)),
-            exact,
+            mode,
             test: Test::Group(alternatives),
             span: Span::default(),
         });
@@ -138,6 +142,7 @@ fn soup() -> impl Strategy<Value = String> {
             "TO",
             "-",
             "!",
+            "^",
             "(",
             ")",
             "\"x y\"",

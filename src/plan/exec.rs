@@ -152,11 +152,13 @@ impl<'c> Plan<'c> {
                 Scalar::Bool(b) => Cow::Borrowed(if b { "true" } else { "false" }),
                 Scalar::Num(_) => return true,
             };
-            let folded = fold(&text);
             found = match check {
-                Check::Whole(whole) => folded == whole.as_str(),
-                Check::WholeLike(pattern) => pattern.matches(&folded),
+                Check::Literal(literal) => text == literal.as_str(),
+                Check::LiteralLike(pattern) => pattern.matches(&text),
+                Check::Whole(whole) => fold(&text) == whole.as_str(),
+                Check::WholeLike(pattern) => pattern.matches(&fold(&text)),
                 Check::Phrase(tests) => {
+                    let folded = fold(&text);
                     let ws: SmallVec<[&str; 32]> = words(&folded).collect();
                     ws.windows(tests.len())
                         .any(|window| window.iter().zip(tests).all(|(w, t)| t.matches(w)))

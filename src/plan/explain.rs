@@ -87,6 +87,7 @@ impl<'c> Plan<'c> {
                 let what = match check {
                     Check::Phrase(_) => "phrase",
                     Check::Whole(_) | Check::WholeLike(_) => "exact",
+                    Check::Literal(_) | Check::LiteralLike(_) => "literal",
                 };
                 writeln!(
                     out,

@@ -23,7 +23,7 @@ use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
 use crate::index::{Field, FieldId, FieldKind, Index, Postings};
-use crate::query::{Bound, Expr, Query, Span, Term, Test, Value};
+use crate::query::{Bound, Expr, Mode, Query, Span, Term, Test, Value};
 use crate::store::Collection;
 use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, Pattern};
 
@@ -94,6 +94,10 @@ pub(crate) enum Check {
     Whole(String),
     /// Some value, folded whole, matches this pattern.
     WholeLike(Pattern),
+    /// Some value, as written (not folded), equals this text.
+    Literal(String),
+    /// Some value, as written (not folded), matches this pattern.
+    LiteralLike(Pattern),
 }
 
 /// A test of one word of a phrase.
@@ -221,7 +225,7 @@ impl<'c> Resolver<'c> {
         }
         let leaf = Leaf { id, field, typed };
         match &term.test {
-            Test::Value(value) => self.value(&leaf, value, term.exact),
+            Test::Value(value) => self.value(&leaf, value, term.mode),
             Test::Compare(op, n) => {
                 let (lower, upper) = op.to_range(n.value);
                 let span = Span::new(n.span.start.saturating_sub(op.as_str().len()), n.span.end);
@@ -232,7 +236,7 @@ impl<'c> Resolver<'c> {
                 for all in alternatives {
                     let nodes = all
                         .iter()
-                        .map(|v| self.value(&leaf, v, term.exact))
+                        .map(|v| self.value(&leaf, v, term.mode))
                         .collect::<Result<_, _>>()?;
                     any.push(Node::And(nodes));
                 }
@@ -241,12 +245,7 @@ impl<'c> Resolver<'c> {
         }
     }
 
-    fn value(
-        &self,
-        leaf: &Leaf<'c, '_>,
-        value: &Value,
-        exact: bool,
-    ) -> Result<Node<'c>, PlanError> {
+    fn value(&self, leaf: &Leaf<'c, '_>, value: &Value, mode: Mode) -> Result<Node<'c>, PlanError> {
         let (raw, span, quoted) = match value {
             Value::Range(r) => return self.range(leaf, r.lower, r.upper, r.span),
             Value::Word(w) => (w.value.as_str(), w.span, false),
@@ -258,13 +257,7 @@ impl<'c> Resolver<'c> {
                 Label::Term(span, leaf.id, LeafKind::Exists),
             ));
         }
-        let text = self.text(
-            leaf,
-            raw,
-            span,
-            exact,
-            !quoted && Pattern::has_wildcard(raw),
-        );
+        let text = self.text(leaf, raw, span, mode, !quoted && Pattern::has_wildcard(raw));
         // `field:value` on a JSON number matches when the value is the same number.
         let number = parse_number(raw)
             .and_then(|x| leaf.field.numbers().get(x))
@@ -281,12 +274,55 @@ impl<'c> Resolver<'c> {
         leaf: &Leaf<'c, '_>,
         raw: &str,
         span: Span,
-        exact: bool,
+        mode: Mode,
         wildcard: bool,
     ) -> Node<'c> {
         let field = leaf.field;
         let folded = fold(raw);
         let label = |kind| Label::Term(span, leaf.id, kind);
+        if mode == Mode::Literal {
+            // Candidates by the folded value (a literal match is a folded match too), then
+            // each candidate's own values compared as written.
+            let candidates = if field.kind() == FieldKind::Keyword {
+                if wildcard {
+                    sets(
+                        like(field, &Pattern::new(&folded)),
+                        label(LeafKind::Wildcard),
+                    )
+                } else {
+                    sets(
+                        field.terms().get(&folded).into_iter().collect(),
+                        label(LeafKind::Keyword),
+                    )
+                }
+            } else {
+                let tests: Vec<WordTest> = words(&folded).map(word_test).collect();
+                if wildcard || tests.is_empty() {
+                    sets(
+                        vec![Postings::Bitmap(&field.exists)],
+                        label(LeafKind::Exists),
+                    )
+                } else {
+                    Node::And(
+                        tests
+                            .iter()
+                            .map(|t| word_node(field, t, word_label(leaf.id, t)))
+                            .collect(),
+                    )
+                }
+            };
+            let check = if wildcard {
+                Check::LiteralLike(Pattern::new(raw))
+            } else {
+                Check::Literal(raw.to_string())
+            };
+            return Node::Verify {
+                candidates: Box::new(candidates),
+                field: leaf.id,
+                check,
+                span,
+            };
+        }
         if field.kind() == FieldKind::Keyword {
             return if wildcard {
                 let pattern = Pattern::new(&folded);
@@ -298,7 +334,7 @@ impl<'c> Resolver<'c> {
                 )
             };
         }
-        if exact {
+        if mode == Mode::Exact {
             let (candidates, check) = if wildcard {
                 let candidates = sets(
                     vec![Postings::Bitmap(&field.exists)],

@@ -65,8 +65,8 @@ pub struct Term {
     /// The field as typed (dotted path, camelCase allowed); `None` for a bare value, which
     /// searches `name`.
     pub field: Option<Spanned<String>>,
-    /// `!`: the whole field value must equal the value.
-    pub exact: bool,
+    /// How the value is compared: `field:value`, `!field:value` or `^field:value`.
+    pub mode: Mode,
     /// What the field is tested against.
     pub test: Test,
     /// The whole term.
@@ -75,7 +75,33 @@ pub struct Term {
 
 impl PartialEq for Term {
     fn eq(&self, other: &Self) -> bool {
-        self.field == other.field && self.exact == other.exact && self.test == other.test
+        self.field == other.field && self.mode == other.mode && self.test == other.test
+    }
+}
+
+/// How a term compares its value with the field's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// `field:value`: keyword fields by whole value, text fields by consecutive words, both
+    /// after folding.
+    #[default]
+    Match,
+    /// `!field:value`: one of the field's values equals the whole value, after folding.
+    Exact,
+    /// `^field:value`: one of the field's values equals the whole value as written: no
+    /// folding, so case, accents, width and quotes count (`^subtypes:EX` is not
+    /// `^subtypes:ex`).
+    Literal,
+}
+
+impl Mode {
+    /// The prefix that writes this mode: ``, `!` or `^`.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Mode::Match => "",
+            Mode::Exact => "!",
+            Mode::Literal => "^",
+        }
     }
 }
 

@@ -64,9 +64,7 @@ fn child(f: &mut Formatter<'_>, expr: &Expr, parens: bool) -> fmt::Result {
 
 impl Display for Term {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        if self.exact {
-            f.write_char('!')?;
-        }
+        f.write_str(self.mode.prefix())?;
         if let Some(field) = &self.field {
             f.write_str(&field.value)?;
         }

@@ -6,10 +6,10 @@
 //! and     = unary ( ["AND"] unary )*          whitespace alone also means AND
 //! unary   = ("NOT" | "-") unary | primary
 //! primary = "(" or ")" | term
-//! term    = ["!"] field ":" value
+//! term    = ["!" | "^"] field ":" value
 //!         | field ("<" | "<=" | ">" | ">=") number
-//!         | ["!"] field ":" "(" value ( ["AND" | "OR"] value )* ")"   AND binds tighter than OR
-//!         | ["!"] value                        a bare value searches `name`
+//!         | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"   AND binds tighter than OR
+//!         | ["!" | "^"] value                  a bare value searches `name`
 //! value   = word | "\"" phrase "\"" | range
 //! range   = ("[" | "{") bound "TO" bound ("]" | "}")       [ ] inclusive, { } exclusive
 //! bound   = number | "*"
@@ -26,6 +26,8 @@
 //! - `*` and `?` in an unquoted word are wildcards; a quoted phrase is literal.
 //! - Comparisons take no spaces (`hp>=100`) and mean ranges (`hp:[100 TO *]`).
 //! - `!` before a bare value is exact on `name` (`!charizard`), like Scryfall.
+//! - `^` is an extension of the contract's language: `^field:value` matches a value equal
+//!   to the whole value *as written*, without folding (`^subtypes:EX` but not `ex`).
 //!
 //! Limits, each a typed error: [`MAX_QUERY_BYTES`] bytes, [`MAX_DEPTH`] nested
 //! parentheses, [`MAX_TERMS`] terms (a grouped value counts as one).
@@ -67,7 +69,7 @@ mod display;
 mod error;
 mod parser;
 
-pub use ast::{Bound, CompareOp, Expr, Query, Range, Span, Spanned, Term, Test, Value};
+pub use ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 pub use error::{Diagnostic, Found, ParseError, ParseErrorKind};
 pub(crate) use parser::parse_with_max_len;
 pub use parser::{parse, MAX_DEPTH, MAX_QUERY_BYTES, MAX_TERMS};

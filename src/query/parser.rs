@@ -11,12 +11,12 @@
 //! are read in a loop.
 
 use nom::bytes::complete::{take_while, take_while1};
-use nom::character::complete::{char, digit1, satisfy};
+use nom::character::complete::{char, digit1, one_of, satisfy};
 use nom::combinator::{opt, recognize};
 use nom::sequence::pair;
 use nom::{IResult, Parser};
 
-use super::ast::{Bound, CompareOp, Expr, Query, Range, Span, Spanned, Term, Test, Value};
+use super::ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 use super::error::{Found, ParseError, ParseErrorKind};
 
 /// The longest query accepted, in bytes of UTF-8.
@@ -257,10 +257,10 @@ impl QueryParser {
     }
 
     /// ```text
-    /// term = ["!"] field ":" value
+    /// term = ["!" | "^"] field ":" value
     ///      | field ("<" | "<=" | ">" | ">=") number
-    ///      | ["!"] field ":" "(" value ( ["AND" | "OR"] value )* ")"
-    ///      | ["!"] value                a bare value searches `name`
+    ///      | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"
+    ///      | ["!" | "^"] value          a bare value searches `name`
     /// ```
     fn term<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
         if input.is_empty() || input.starts_with(')') {
@@ -289,14 +289,20 @@ impl QueryParser {
             let len = token_len(input);
             return fail(input, len, ParseErrorKind::TooManyTerms { max: MAX_TERMS });
         }
-        let (rest, bang) = opt(char('!')).parse(input)?;
-        let exact = bang.is_some();
-        if exact && (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == ')')) {
+        let (rest, prefix) = opt(one_of("!^")).parse(input)?;
+        let mode = match prefix {
+            Some('!') => Mode::Exact,
+            Some(_) => Mode::Literal,
+            None => Mode::Match,
+        };
+        if mode != Mode::Match
+            && (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == ')'))
+        {
             return fail(
                 rest,
                 0,
                 ParseErrorKind::ExpectedTerm {
-                    after: Some("!"),
+                    after: Some(mode.prefix()),
                     found: found_at(rest),
                 },
             );
@@ -308,19 +314,19 @@ impl QueryParser {
                 let span = self.span(input, end);
                 let term = Term {
                     field: Some(field),
-                    exact,
+                    mode,
                     test,
                     span,
                 };
                 return Ok((end, Expr::Term(term)));
             }
             if let Some((op, number_start)) = comparison(after_field) {
-                if !exact {
+                if mode == Mode::Match {
                     let (end, n) = self.compare_number(number_start, name, op)?;
                     let span = self.span(input, end);
                     let term = Term {
                         field: Some(field),
-                        exact,
+                        mode,
                         test: Test::Compare(op, n),
                         span,
                     };
@@ -333,7 +339,7 @@ impl QueryParser {
         let span = self.span(input, end);
         let term = Term {
             field: None,
-            exact,
+            mode,
             test: Test::Value(value),
             span,
         };

@@ -55,6 +55,11 @@ fn spec_and_contract_examples() {
     );
     assert_eq!(p("name:char*der"), "name:char*der");
     assert_eq!(p("!name:charizard"), "!name:charizard");
+    assert_eq!(p("^subtypes:EX"), "^subtypes:EX");
+    assert_eq!(
+        p("^\"Charizard ex\" ^types:(Fire OR Water)"),
+        "^\"Charizard ex\" AND ^types:(Fire OR Water)"
+    );
     assert_eq!(
         p("national_pokedex_numbers:[1 TO 151]"),
         "national_pokedex_numbers:[1 TO 151]"

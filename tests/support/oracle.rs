@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 
 use cardex::index::{field_kind, snake_case, FieldKind};
-use cardex::query::{Bound, Expr, Term, Test, Value};
+use cardex::query::{Bound, Expr, Mode, Term, Test, Value};
 use cardex::text::{fold, is_all_cjk, pattern_words, words};
 use serde_json::Value as Json;
 
@@ -158,15 +158,14 @@ impl Records {
         let vals = values(record, &path);
         let kind = field_kind(&path);
         match &term.test {
-            Test::Value(v) => value_matches(kind, &vals, v, term.exact),
+            Test::Value(v) => value_matches(kind, &vals, v, term.mode),
             Test::Compare(op, n) => {
                 let (lo, hi) = op.to_range(n.value);
                 numeric(&vals).any(|x| in_range(x, lo, hi))
             }
-            Test::Group(alternatives) => alternatives.iter().any(|all| {
-                all.iter()
-                    .all(|v| value_matches(kind, &vals, v, term.exact))
-            }),
+            Test::Group(alternatives) => alternatives
+                .iter()
+                .any(|all| all.iter().all(|v| value_matches(kind, &vals, v, term.mode))),
         }
     }
 }
@@ -215,7 +214,7 @@ fn query_number(raw: &str) -> Option<f64> {
     }
 }
 
-fn value_matches(kind: FieldKind, vals: &[Scalar], value: &Value, exact: bool) -> bool {
+fn value_matches(kind: FieldKind, vals: &[Scalar], value: &Value, mode: Mode) -> bool {
     let (raw, quoted) = match value {
         Value::Range(r) => return numeric(vals).any(|x| in_range(x, r.lower, r.upper)),
         Value::Word(w) => (w.value.as_str(), false),
@@ -225,6 +224,18 @@ fn value_matches(kind: FieldKind, vals: &[Scalar], value: &Value, exact: bool) -
         return !vals.is_empty();
     }
     let wildcard = !quoted && (raw.contains('*') || raw.contains('?'));
+    if mode == Mode::Literal {
+        // As written: no folding at all.
+        let literal = vals.iter().any(|v| match v {
+            Scalar::Str(s) if wildcard => glob(raw, s),
+            Scalar::Str(s) => s == raw,
+            Scalar::Num(_) => false,
+        });
+        let number = query_number(raw)
+            .is_some_and(|x| vals.iter().any(|v| matches!(v, Scalar::Num(y) if *y == x)));
+        return literal || number;
+    }
+    let exact = mode == Mode::Exact;
     let q = fold(raw).into_owned();
     let strings = vals.iter().filter_map(|v| match v {
         Scalar::Str(s) => Some(fold(s).into_owned()),
