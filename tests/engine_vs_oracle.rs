@@ -178,7 +178,7 @@ fn store(seed: u64) -> &'static Store {
                 Store {
                     _dir: dir,
                     engine,
-                    records: Records { records: served },
+                    records: Records::new(served),
                     expansions,
                 }
             })

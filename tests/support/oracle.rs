@@ -17,6 +17,8 @@ use serde_json::Value as Json;
 /// cards, translations applied.
 pub struct Records {
     pub records: Vec<Json>,
+    /// Every path that holds a scalar in some record.
+    paths: std::collections::HashSet<String>,
 }
 
 /// Applies the translation fallback (spec 2.3 rule 4) to a record.
@@ -118,10 +120,40 @@ fn values(record: &Json, path: &str) -> Vec<Scalar> {
     out
 }
 
+/// Adds every path of `value` that holds a scalar to `out`.
+fn scalar_paths(value: &Json, path: &str, out: &mut std::collections::HashSet<String>) {
+    match value {
+        Json::Object(map) => {
+            for (k, v) in map {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                scalar_paths(v, &p, out);
+            }
+        }
+        Json::Array(items) => items.iter().for_each(|i| scalar_paths(i, path, out)),
+        Json::Null => {}
+        _ => {
+            out.insert(path.to_string());
+        }
+    }
+}
+
 impl Records {
+    /// The records, and the paths they hold values at.
+    pub fn new(records: Vec<Json>) -> Records {
+        let mut paths = std::collections::HashSet::new();
+        for r in &records {
+            scalar_paths(r, "", &mut paths);
+        }
+        Records { records, paths }
+    }
+
     /// Whether some record has a scalar at `path`.
     pub fn knows(&self, path: &str) -> bool {
-        self.records.iter().any(|r| !values(r, path).is_empty())
+        self.paths.contains(path)
     }
 
     /// The path a query's field name resolves to (as written, else snake_case).
