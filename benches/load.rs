@@ -2,9 +2,10 @@
 //! apply the printings and translation rules, sort into default order, render the served
 //! JSON and build every index — in bytes of snapshot JSON per second.
 //!
-//! Corpus model: the bundled `data/` snapshot, and seeded generated catalogs
-//! (`cardex::generate`, seed 7) of 100k and 1M cards under `target/bench-data/`
-//! (`CARDEX_BENCH_SIZES=100000` limits the sizes). Resident memory after load is reported
+//! Corpus model: the bundled `data/` snapshot; the Pokémon TCG API's data set (20,078
+//! cards, imported once under `target/bench-data/`, skipped when absent); and seeded
+//! generated catalogs (`cardex::generate`, seed 7) of 100k and 1M cards under
+//! `target/bench-data/` (`CARDEX_BENCH_SIZES=100000` limits the sizes). Resident memory after load is reported
 //! by `cargo run --release --example footprint` (see BENCHMARKS.md), not here.
 //!
 //! Run: `cargo bench --bench load`
@@ -27,6 +28,23 @@ fn load_benches(c: &mut Criterion) {
             engine
         })
     });
+    if let Some(dir) = common::real_data() {
+        group.throughput(Throughput::Bytes(common::snapshot_bytes(&dir)));
+        group.bench_with_input(
+            BenchmarkId::from_parameter("pokemon-tcg"),
+            &dir,
+            |b, dir| {
+                b.iter(|| {
+                    let engine = Engine::open(dir).expect("loads");
+                    assert_eq!(
+                        engine.catalog("pokemon").expect("imported").cards().len(),
+                        20_078
+                    );
+                    engine
+                })
+            },
+        );
+    }
     for n in common::sizes() {
         let dir = common::generated(n);
         group.throughput(Throughput::Bytes(common::snapshot_bytes(&dir)));

@@ -7,9 +7,10 @@
 //!   page of 100 cards written as the JSON envelope into a buffer (plain, with
 //!   `include=prices,pop_reports`, and with `select`).
 //!
-//! Corpus model: the bundled `data/` snapshot, and seeded generated catalogs
-//! (`cardex::generate`, seed 7) of 100k and 1M cards, written once under
-//! `target/bench-data/`. `CARDEX_BENCH_SIZES=100000` limits the generated sizes.
+//! Corpus model: the bundled `data/` snapshot; the Pokémon TCG API's data set (20,078
+//! real cards, imported once under `target/bench-data/`, skipped when absent) with a
+//! realistic query mix; and seeded generated catalogs (`cardex::generate`, seed 7) of 100k
+//! and 1M cards. `CARDEX_BENCH_SIZES=100000` limits the generated sizes.
 //! Each iteration asserts the expected count, so a fast wrong answer cannot pass.
 //!
 //! Run: `cargo bench --bench search`
@@ -20,6 +21,33 @@ use std::hint::black_box;
 
 use cardex::{Catalog, SearchRequest};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+
+/// A realistic mix on the Pokémon TCG data set: what its users search for.
+const REAL_MIX: &[(&str, &str, Option<&str>)] = &[
+    ("name", "name:charizard", None),
+    ("subtype_and_type", "subtypes:ex types:fire", None),
+    ("rarity_and_hp", "rarity:\"Rare Holo\" hp>=100", None),
+    (
+        "set_not_trainers",
+        "expansion_id:sv1 -supertype:trainer",
+        None,
+    ),
+    ("attack_phrase", "attacks.name:\"fire spin\"", None),
+    ("wildcard", "name:char*", None),
+    (
+        "legal_water_or_grass",
+        "legalities.standard:legal types:(water OR grass)",
+        None,
+    ),
+    ("pokedex_range", "nationalPokedexNumbers:[1 TO 151]", None),
+    ("exact_name", "!name:\"Boss's Orders (Ghetsis)\"", None),
+    ("literal_subtype", "^subtypes:EX", None),
+    (
+        "series",
+        "expansion.series:\"Scarlet & Violet\" rarity:\"Special Illustration Rare\"",
+        None,
+    ),
+];
 
 /// The query mix on generated catalogs: (class, q, language scope).
 const MIX: &[(&str, &str, Option<&str>)] = &[
@@ -50,11 +78,14 @@ fn request<'a>(q: &'a str, lang: Option<&'a str>) -> SearchRequest<'a> {
     req
 }
 
+/// Benches `mix` (plan and execute) and whole first pages on one catalog; `page` is the
+/// query whose first page is rendered besides the plain ones.
 fn bench_catalog(
     c: &mut Criterion,
     dataset: &str,
     catalog: &Catalog,
     mix: &[(&str, &str, Option<&str>)],
+    page: (&str, SearchRequest<'_>),
 ) {
     let mut group = c.benchmark_group("plan_execute");
     for &(class, q, lang) in mix {
@@ -81,7 +112,7 @@ fn bench_catalog(
             "all_100_select_3",
             SearchRequest::new("").select("name,rarity,number"),
         ),
-        ("printings_and_rarity", request(mix[1].1, None)),
+        page,
     ];
     for (name, req) in variants {
         let total = catalog.search(&req).expect("runs").total_count();
@@ -110,19 +141,39 @@ fn search_benches(c: &mut Criterion) {
         ),
         ("phrase", "variants.name:\"manga alt art\"", None),
     ];
+    let printings = (
+        "printings_and_rarity",
+        SearchRequest::new(onepiece_mix[1].1),
+    );
     bench_catalog(
         c,
         "data-onepiece",
         data.catalog("onepiece").expect("bundled"),
         onepiece_mix,
+        printings,
     );
+    if let Some(engine) = common::real_engine() {
+        let page = (
+            "name_ordered",
+            SearchRequest::new("name:pikachu").order_by("-expansion.release_date,number"),
+        );
+        bench_catalog(
+            c,
+            "pokemon-tcg",
+            engine.catalog("pokemon").expect("imported"),
+            REAL_MIX,
+            page,
+        );
+    }
     for n in common::sizes() {
         let engine = common::generated_engine(n);
+        let printings = ("printings_and_rarity", SearchRequest::new(MIX[1].1));
         bench_catalog(
             c,
             &common::label(n),
             engine.catalog("tcg").expect("generated"),
             MIX,
+            printings,
         );
     }
 }

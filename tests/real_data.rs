@@ -752,12 +752,28 @@ fn pokemon_tcg_api_queries() {
     ] {
         assert!(count(real, q) > 0, "{q} finds cards");
     }
-    assert_eq!(count(real, "nationalPokedexNumbers:[1 TO 151]"), count(real, "national_pokedex_numbers:[1 TO 151]"));
-    assert_eq!(count(real, "expansion.id:sv1"), count(real, "expansion_id:sv1"));
+    assert_eq!(
+        count(real, "nationalPokedexNumbers:[1 TO 151]"),
+        count(real, "national_pokedex_numbers:[1 TO 151]")
+    );
+    assert_eq!(
+        count(real, "expansion.id:sv1"),
+        count(real, "expansion_id:sv1")
+    );
     // pokemon-tcg-api #106: `set.ptcgoCode:MEW` found nothing for some Scarlet & Violet sets.
-    let sets: Vec<Json> = serde_json::from_str(&std::fs::read_to_string(source().join("sets/en.json")).unwrap()).unwrap();
-    let mew: Vec<&str> = sets.iter().filter(|s| s["ptcgoCode"] == "MEW").map(|s| s["id"].as_str().unwrap()).collect();
+    let sets: Vec<Json> =
+        serde_json::from_str(&std::fs::read_to_string(source().join("sets/en.json")).unwrap())
+            .unwrap();
+    let mew: Vec<&str> = sets
+        .iter()
+        .filter(|s| s["ptcgoCode"] == "MEW")
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
     assert!(!mew.is_empty());
-    let raw = real.raw.iter().filter(|(set, _)| mew.contains(&set.as_str())).count() as u64;
+    let raw = real
+        .raw
+        .iter()
+        .filter(|(set, _)| mew.contains(&set.as_str()))
+        .count() as u64;
     assert_eq!(count(real, "expansion.code:MEW"), raw);
 }

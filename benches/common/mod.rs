@@ -101,3 +101,38 @@ pub fn generated_engine(n: usize) -> &'static Engine {
     cache.push((n, engine));
     engine
 }
+
+/// The Pokémon TCG data set imported into a snapshot (once, under `target/bench-data/`),
+/// when `../shared/data/pokemon-tcg-data` (or `CARDEX_POKEMON_TCG_DATA`) exists.
+pub fn real_data() -> Option<PathBuf> {
+    let src = std::env::var_os("CARDEX_POKEMON_TCG_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/pokemon-tcg-data")
+        });
+    if !src.join("sets/en.json").is_file() {
+        eprintln!(
+            "skipped: the Pokémon TCG data set is not at {}",
+            src.display()
+        );
+        return None;
+    }
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/pokemon-tcg");
+    if !out.join(".complete").exists() {
+        let options = cardex::import::pokemon_tcg::Options {
+            force: true,
+            ..Default::default()
+        };
+        cardex::import::pokemon_tcg::import(&src, &out, &options, &|_| {})
+            .expect("import the data set");
+        std::fs::write(out.join(".complete"), "").expect("mark complete");
+    }
+    Some(out)
+}
+
+/// The engine over the imported data set, loaded once.
+pub fn real_engine() -> Option<&'static Engine> {
+    static E: OnceLock<Option<Engine>> = OnceLock::new();
+    E.get_or_init(|| real_data().map(|dir| Engine::open(dir).expect("imported snapshot")))
+        .as_ref()
+}

@@ -23,6 +23,7 @@ mod vocab;
 pub(crate) use build::build;
 pub(crate) use fields::suggest;
 pub use fields::{field_kind, snake_case, FieldKind};
+pub(crate) use vocab::VocabBuilder;
 pub use vocab::{NumVocab, Postings, Vocab, SMALL_POSTINGS};
 
 use roaring::RoaringBitmap;

@@ -153,8 +153,6 @@ impl<'c> Plan<'c> {
                 Scalar::Num(_) => return true,
             };
             found = match check {
-                Check::Literal(literal) => text == literal.as_str(),
-                Check::LiteralLike(pattern) => pattern.matches(&text),
                 Check::Whole(whole) => fold(&text) == whole.as_str(),
                 Check::WholeLike(pattern) => pattern.matches(&fold(&text)),
                 Check::Phrase(tests) => {

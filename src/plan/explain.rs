@@ -15,6 +15,7 @@ impl LeafKind {
             LeafKind::Number => "number",
             LeafKind::Range => "range",
             LeafKind::Exists => "exists",
+            LeafKind::Literal => "literal",
         }
     }
 }
@@ -87,7 +88,6 @@ impl<'c> Plan<'c> {
                 let what = match check {
                     Check::Phrase(_) => "phrase",
                     Check::Whole(_) | Check::WholeLike(_) => "exact",
-                    Check::Literal(_) | Check::LiteralLike(_) => "literal",
                 };
                 writeln!(
                     out,

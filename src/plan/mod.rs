@@ -59,6 +59,8 @@ pub(crate) enum LeafKind {
     Number,
     Range,
     Exists,
+    /// A value as written (`^`).
+    Literal,
 }
 
 /// A node of a plan.
@@ -94,10 +96,6 @@ pub(crate) enum Check {
     Whole(String),
     /// Some value, folded whole, matches this pattern.
     WholeLike(Pattern),
-    /// Some value, as written (not folded), equals this text.
-    Literal(String),
-    /// Some value, as written (not folded), matches this pattern.
-    LiteralLike(Pattern),
 }
 
 /// A test of one word of a phrase.
@@ -132,6 +130,7 @@ impl<'c> Plan<'c> {
         filter: Option<Postings<'c>>,
     ) -> Result<Plan<'c>, PlanError> {
         let resolver = Resolver {
+            collection,
             index: collection.index(),
             query: text,
         };
@@ -164,6 +163,7 @@ impl<'c> Plan<'c> {
 
 /// Resolves the AST against one index.
 struct Resolver<'c> {
+    collection: &'c Collection,
     index: &'c Index,
     query: &'c str,
 }
@@ -281,47 +281,19 @@ impl<'c> Resolver<'c> {
         let folded = fold(raw);
         let label = |kind| Label::Term(span, leaf.id, kind);
         if mode == Mode::Literal {
-            // Candidates by the folded value (a literal match is a folded match too), then
-            // each candidate's own values compared as written.
-            let candidates = if field.kind() == FieldKind::Keyword {
-                if wildcard {
-                    sets(
-                        like(field, &Pattern::new(&folded)),
-                        label(LeafKind::Wildcard),
-                    )
-                } else {
-                    sets(
-                        field.terms().get(&folded).into_iter().collect(),
-                        label(LeafKind::Keyword),
-                    )
-                }
+            // The field's values as written, looked up (built on the first such query).
+            let literal = self.collection.literal_values(leaf.id);
+            let found = if wildcard {
+                let pattern = Pattern::new(raw);
+                literal
+                    .prefixed(&pattern.literal_prefix())
+                    .filter(|&i| pattern.matches(literal.term(i)))
+                    .map(|i| literal.postings(i))
+                    .collect()
             } else {
-                let tests: Vec<WordTest> = words(&folded).map(word_test).collect();
-                if wildcard || tests.is_empty() {
-                    sets(
-                        vec![Postings::Bitmap(&field.exists)],
-                        label(LeafKind::Exists),
-                    )
-                } else {
-                    Node::And(
-                        tests
-                            .iter()
-                            .map(|t| word_node(field, t, word_label(leaf.id, t)))
-                            .collect(),
-                    )
-                }
+                literal.get(raw).into_iter().collect()
             };
-            let check = if wildcard {
-                Check::LiteralLike(Pattern::new(raw))
-            } else {
-                Check::Literal(raw.to_string())
-            };
-            return Node::Verify {
-                candidates: Box::new(candidates),
-                field: leaf.id,
-                check,
-                span,
-            };
+            return sets(found, label(LeafKind::Literal));
         }
         if field.kind() == FieldKind::Keyword {
             return if wildcard {

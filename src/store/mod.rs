@@ -12,10 +12,13 @@ use std::borrow::Cow;
 
 use roaring::RoaringBitmap;
 
-use crate::index::{self, FieldId, Index};
+use std::sync::OnceLock;
+
+use crate::index::{self, FieldId, Index, Vocab, VocabBuilder};
 use crate::json::walk::{values_at, Scalar};
 use crate::json::write::Strip;
 use crate::load::{Chunk, Prepared};
+use crate::par;
 use crate::text::fold;
 
 /// Where a record's JSON is: a buffer and a byte range in it.
@@ -40,6 +43,8 @@ pub struct Collection {
     all: RoaringBitmap,
     id_field: Option<FieldId>,
     sort_columns: SortColumns,
+    /// Per field, its values as written (not folded), built on the first `^` query.
+    literals: Box<[OnceLock<Vocab>]>,
 }
 
 impl Collection {
@@ -79,7 +84,11 @@ impl Collection {
         drop(records);
         let mut all = RoaringBitmap::new();
         all.insert_range(0..n as u32);
+        let literals = (0..index.fields().count())
+            .map(|_| OnceLock::new())
+            .collect();
         Collection {
+            literals,
             id_field: index.lookup("id"),
             buffers,
             docs,
@@ -159,6 +168,47 @@ impl Collection {
                     .then(|| candidates.iter().next())
                     .flatten()
             })
+    }
+
+    /// The values of field `field` as written — not folded — with the records holding
+    /// each: what `^field:value` looks up. Built on first use (from the records' JSON, in
+    /// parallel) and kept, so the index costs nothing for catalogs never queried that way.
+    pub fn literal_values(&self, field: FieldId) -> &Vocab {
+        self.literals[field.0 as usize].get_or_init(|| {
+            let path: Vec<&str> = self.index.field(field).path().split('.').collect();
+            let ids: Vec<u32> = (0..self.len() as u32).collect();
+            let per_chunk = par::map_slice(&ids.chunks(4096).collect::<Vec<_>>(), |chunk| {
+                let mut pairs: Vec<(String, u32)> = Vec::new();
+                for &id in *chunk {
+                    self.values(id, &path, &mut |v| {
+                        match v {
+                            Scalar::Str(s) => pairs.push((s.into_owned(), id)),
+                            Scalar::Bool(b) => pairs.push((b.to_string(), id)),
+                            Scalar::Num(_) => {}
+                        }
+                        true
+                    });
+                }
+                pairs
+            });
+            let mut pairs: Vec<(String, u32)> = per_chunk.into_iter().flatten().collect();
+            par::sort_by(&mut pairs, |a, b| a.cmp(b));
+            pairs.dedup();
+            let mut vocab = VocabBuilder::with_capacity(pairs.len());
+            let mut i = 0;
+            let mut run = Vec::new();
+            while i < pairs.len() {
+                run.clear();
+                let mut j = i;
+                while j < pairs.len() && pairs[j].0 == pairs[i].0 {
+                    run.push(pairs[j].1);
+                    j += 1;
+                }
+                vocab.push(&pairs[i].0, &run);
+                i = j;
+            }
+            vocab.finish()
+        })
     }
 
     pub(crate) fn sort_columns(&self) -> &SortColumns {
