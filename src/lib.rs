@@ -80,6 +80,11 @@ pub mod query;
 pub mod store;
 pub mod text;
 
+/// The README's library example, compiled and run as a doc test so it cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;
+
 pub use engine::{Catalog, Engine, Item, ItemRequest, Page, SearchRequest};
 pub use error::{Error, NotFound, ParameterError, ParameterErrorKind, Result};
 pub use json::write::Include;

@@ -1,8 +1,10 @@
-//! The `cardex` command (contract section 5): search, get and list over a snapshot.
+//! The `cardex` command (contract section 5): search, get and list over a snapshot;
+//! `import` a public data set and `generate` a synthetic one into a snapshot folder.
 //!
 //! Exit status: 0 on success; 2 for a bad request (query, parameter, unknown catalog,
-//! language, card or expansion), with the error on stderr (a query error with its caret);
-//! 1 when the snapshot cannot be loaded.
+//! language, card or expansion) or a command line that cannot be carried out (an output
+//! that exists without `--force`), with the error on stderr (a query error with its
+//! caret); 1 when the snapshot cannot be loaded or an import fails.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -40,6 +42,25 @@ enum Command {
     },
     /// Search (or list) a catalog's expansions; prints the list envelope as JSON.
     Expansions(ExpansionArgs),
+    /// Write a seeded synthetic snapshot shaped like a real catalog (for benchmarks and
+    /// tests): skewed rarities, reprints, variants with prices, English and Japanese.
+    Generate {
+        /// The number of cards.
+        #[arg(long)]
+        cards: usize,
+        /// The snapshot folder to write into (the catalog is a sub-folder of it).
+        #[arg(long)]
+        out: PathBuf,
+        /// The seed: the same seed and card count write the same bytes.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// The catalog's name (its folder inside OUT).
+        #[arg(long, default_value = "tcg")]
+        catalog: String,
+        /// Replace the catalog folder if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Convert a public data set into a cardex snapshot folder.
     Import {
         /// The data set's layout.
@@ -163,6 +184,8 @@ enum Failure {
     Load(cardex::LoadError),
     Import(cardex::import::ImportError),
     Request(Error),
+    /// A command line that cannot be carried out as given.
+    Usage(String),
     Io(io::Error),
 }
 
@@ -180,6 +203,10 @@ fn main() -> ExitCode {
         }
         Err(Failure::Request(e)) => {
             eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
             ExitCode::from(2)
         }
         // A closed stdout (`cardex search ... | head`) is not an error worth a message.
@@ -233,6 +260,37 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             let item = catalog.card(&card_id, &req).map_err(Failure::Request)?;
             item.write_to(&mut out).map_err(Failure::Io)?;
+        }
+        Command::Generate {
+            cards,
+            out: dest,
+            seed,
+            catalog,
+            force,
+        } => {
+            let folder = dest.join(&catalog);
+            if folder.exists() && !force {
+                return Err(Failure::Usage(format!(
+                    "{} exists; remove it, choose another --out or --catalog, or replace it with --force",
+                    folder.display()
+                )));
+            }
+            let start = std::time::Instant::now();
+            let options = cardex::generate::Options {
+                cards,
+                seed,
+                catalog,
+            };
+            let stats = cardex::generate::write_snapshot(&dest, &options).map_err(Failure::Io)?;
+            eprintln!(
+                "generated {} cards in {} expansions ({:.1} MiB of JSON) into {} in {:.2} s",
+                stats.cards,
+                stats.expansions,
+                stats.bytes as f64 / (1024.0 * 1024.0),
+                folder.display(),
+                start.elapsed().as_secs_f64()
+            );
+            return Ok(());
         }
         Command::Import {
             format: ImportFormat::PokemonTcgData,

@@ -20,6 +20,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
+/// The README's first command, as written there.
 #[test]
 fn search_prints_the_envelope() {
     let o = cardex(&[
@@ -27,12 +28,12 @@ fn search_prints_the_envelope() {
         "onepiece",
         "printings:PRB01 AND rarity_code:SR",
         "--select",
-        "name",
+        "name,rarity_code",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        "{\"data\":[{\"id\":\"OP01-013\",\"name\":\"Roronoa Zoro\"},{\"id\":\"OP02-013\",\"name\":\"Portgas.D.Ace\"}],\"page\":1,\"page_size\":100,\"count\":2,\"total_count\":2}\n"
+        "{\"data\":[{\"id\":\"OP01-013\",\"name\":\"Roronoa Zoro\",\"rarity_code\":\"SR\"},{\"id\":\"OP02-013\",\"name\":\"Portgas.D.Ace\",\"rarity_code\":\"SR\"}],\"page\":1,\"page_size\":100,\"count\":2,\"total_count\":2}\n"
     );
 }
 
@@ -184,4 +185,163 @@ fn data_defaults_to_the_bundled_snapshot() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("OP01-016"));
+}
+
+/// A fresh folder under the system's temp dir.
+fn temp(label: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cardex-cli-{label}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn write(root: &std::path::Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn import_reports_progress_refuses_bad_input_and_keeps_the_old_output() {
+    let src = temp("import-src");
+    let out = temp("import-out");
+    write(
+        &src,
+        "sets/en.json",
+        r#"[{"id":"base1","name":"Base","series":"Base","ptcgoCode":"BS","releaseDate":"1999/01/09"},
+            {"id":"base2","name":"Jungle","series":"Base","releaseDate":"1999/06/16"}]"#,
+    );
+    write(
+        &src,
+        "cards/en/base1.json",
+        r#"[{"id":"base1-58","name":"Pikachu","supertype":"Pokémon","hp":"40"}]"#,
+    );
+    write(
+        &src,
+        "cards/en/base2.json",
+        r#"[{"id":"base2-60","name":"Pikachu","supertype":"Pokémon","hp":"50"}]"#,
+    );
+    let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+    let run = cardex(&["import", "pokemon-tcg-data", s, o]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let err = stderr(&run);
+    assert!(err.contains("converted 2/2 card files (2 cards)"), "{err}");
+    assert!(err.contains("imported 2 cards in 2 sets into"), "{err}");
+    let found = cardex(&[
+        "search", "--data", o, "pokemon", "hp>=45", "--select", "name",
+    ]);
+    assert_eq!(
+        stdout(&found),
+        "{\"data\":[{\"id\":\"base2-60\",\"name\":\"Pikachu\"}],\"page\":1,\"page_size\":100,\"count\":1,\"total_count\":1}\n"
+    );
+
+    // The output exists: refused without --force, and left alone.
+    let again = cardex(&["import", "pokemon-tcg-data", s, o]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+
+    // A broken cards file under --force: exit 1, the file named, the old output intact.
+    write(
+        &src,
+        "cards/en/base2.json",
+        r#"[{"id":"base2-60","name":"Pikachu",}]"#,
+    );
+    let broken = cardex(&["import", "pokemon-tcg-data", s, o, "--force"]);
+    assert_eq!(broken.status.code(), Some(1));
+    let err = stderr(&broken);
+    assert!(err.starts_with("error: import failed: "), "{err}");
+    assert!(err.contains("base2.json:1:36: invalid JSON"), "{err}");
+    let still = cardex(&[
+        "search",
+        "--data",
+        o,
+        "pokemon",
+        "name:pikachu",
+        "--select",
+        "id",
+    ]);
+    assert!(
+        stdout(&still).contains("\"total_count\":2"),
+        "{}",
+        stdout(&still)
+    );
+
+    // Fixed, under --force: replaced.
+    write(&src, "cards/en/base2.json", "[]");
+    let replaced = cardex(&["import", "pokemon-tcg-data", s, o, "--force"]);
+    assert!(replaced.status.success(), "{}", stderr(&replaced));
+    let now = cardex(&[
+        "search",
+        "--data",
+        o,
+        "pokemon",
+        "name:pikachu",
+        "--select",
+        "id",
+    ]);
+    assert!(
+        stdout(&now).contains("\"total_count\":1"),
+        "{}",
+        stdout(&now)
+    );
+    std::fs::remove_dir_all(&src).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn generate_writes_a_seeded_snapshot_and_refuses_to_overwrite() {
+    let out = temp("generate");
+    let o = out.to_str().unwrap();
+    let run = cardex(&["generate", "--cards", "1000", "--out", o, "--seed", "3"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("generated 1000 cards in 5 expansions"),
+        "{}",
+        stderr(&run)
+    );
+    let all = cardex(&[
+        "search",
+        "--data",
+        o,
+        "tcg",
+        "",
+        "--page-size",
+        "1",
+        "--select",
+        "id",
+    ]);
+    assert!(
+        stdout(&all).contains("\"total_count\":1000"),
+        "{}",
+        stdout(&all)
+    );
+    let ja = cardex(&[
+        "search",
+        "--data",
+        o,
+        "tcg",
+        "--lang",
+        "ja",
+        "translation.en.name:*",
+    ]);
+    assert!(ja.status.success(), "{}", stderr(&ja));
+    let ja: serde_json::Value = serde_json::from_str(&stdout(&ja)).unwrap();
+    assert!(
+        ja["total_count"].as_u64().unwrap() > 0,
+        "Japanese cards with translations"
+    );
+    let first = std::fs::read(out.join("tcg/cards/s0.json")).unwrap();
+
+    let again = cardex(&["generate", "--cards", "1000", "--out", o, "--seed", "3"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    let forced = cardex(&[
+        "generate", "--cards", "1000", "--out", o, "--seed", "3", "--force",
+    ]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert_eq!(
+        std::fs::read(out.join("tcg/cards/s0.json")).unwrap(),
+        first,
+        "same seed, same bytes"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -777,3 +777,131 @@ fn pokemon_tcg_api_queries() {
         .count() as u64;
     assert_eq!(count(real, "expansion.code:MEW"), raw);
 }
+
+#[test]
+fn pokemon_tcg_api_differences() {
+    // The "What differs" table of the README, on the real cards.
+    let Some(real) = real() else { return };
+    let catalog = pokemon(real);
+
+    // An unknown field is an error with a suggestion, not an empty answer.
+    let err = catalog
+        .search(&SearchRequest::new("set.id:sv1"))
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid_query");
+    assert!(err.to_string().contains("unknown field `set.id`"), "{err}");
+    assert!(
+        err.to_string().contains("(did you mean `expansion.id`?)"),
+        "{err}"
+    );
+    let err = catalog
+        .search(&SearchRequest::new("set.releaseDate:2023*"))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("(did you mean `expansion.release_date`?)"),
+        "{err}"
+    );
+
+    // Comparisons are ranges; a grouped value is an OR of terms; `^` does not fold.
+    assert_eq!(count(real, "hp>=150"), count(real, "hp:[150 TO *]"));
+    assert_eq!(
+        count(real, "types:(water OR grass)"),
+        count(real, "(types:water OR types:grass)")
+    );
+    let water_or_grass = real
+        .raw
+        .iter()
+        .filter(|(_, c)| {
+            strings(c.get("types"))
+                .iter()
+                .any(|t| t == "Water" || t == "Grass")
+        })
+        .count() as u64;
+    assert_eq!(count(real, "types:(water OR grass)"), water_or_grass);
+    let literal = |wanted: &str| {
+        real.raw
+            .iter()
+            .filter(|(_, c)| strings(c.get("subtypes")).iter().any(|s| s == wanted))
+            .count() as u64
+    };
+    assert_eq!(count(real, "^subtypes:EX"), literal("EX"));
+    assert_eq!(count(real, "^subtypes:ex"), literal("ex"));
+    assert_eq!(
+        count(real, "subtypes:ex"),
+        count(real, "^subtypes:EX OR ^subtypes:ex")
+    );
+
+    // `legalities.standard` is a text field: `legal` is a word of `Not Legal` too.
+    let standard = |f: &dyn Fn(&str) -> bool| {
+        real.raw
+            .iter()
+            .filter(|(_, c)| c["legalities"]["standard"].as_str().is_some_and(f))
+            .count() as u64
+    };
+    assert_eq!(
+        count(real, "!legalities.standard:legal"),
+        standard(&|s| s == "Legal")
+    );
+    assert_eq!(
+        count(real, "legalities.standard:legal"),
+        standard(&|s| s.split(' ').any(|w| w.eq_ignore_ascii_case("legal")))
+    );
+}
+
+#[test]
+fn pokemon_tcg_api_envelope_and_select() {
+    // `select` keeps top-level fields and always `id`; the envelope is snake_case.
+    let Some(real) = real() else { return };
+    let req = SearchRequest::from_params([
+        ("q", "name:pikachu"),
+        ("select", "name,hp"),
+        ("pageSize", "5"),
+    ])
+    .unwrap();
+    let page = pokemon(real).search(&req).unwrap();
+    let body: Json = serde_json::from_str(&page.to_json()).unwrap();
+    let keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    // serde_json's map sorts keys; the text shows the order as written.
+    assert_eq!(keys, ["count", "data", "page", "page_size", "total_count"]);
+    let text = page.to_json();
+    assert!(text.starts_with("{\"data\":[{\"id\":"), "{text}");
+    let pikachus = real
+        .raw
+        .iter()
+        .filter(|(_, c)| {
+            c["name"].as_str().is_some_and(|n| {
+                n.split(|ch: char| !ch.is_alphanumeric())
+                    .any(|w| w.eq_ignore_ascii_case("pikachu"))
+            })
+        })
+        .count() as u64;
+    assert_eq!(body["total_count"], pikachus);
+    assert_eq!(body["count"], 5);
+    assert!(
+        text.ends_with(&format!(
+            "],\"page\":1,\"page_size\":5,\"count\":5,\"total_count\":{pikachus}}}"
+        )),
+        "{text}"
+    );
+    for item in page.items() {
+        assert!(item.starts_with("{\"id\":"), "id comes first: {item}");
+    }
+    for card in body["data"].as_array().unwrap() {
+        let fields: Vec<&str> = card
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert!(
+            fields == ["hp", "id", "name"] || fields == ["id", "name"],
+            "{fields:?}"
+        );
+    }
+}

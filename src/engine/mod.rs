@@ -93,7 +93,16 @@ impl Engine {
     }
 }
 
-/// One game's cards and expansions.
+/// One game's cards and expansions, with their indexes and language scopes.
+///
+/// ```
+/// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+/// let pokemon = engine.catalog("pokemon").unwrap();
+/// assert_eq!(pokemon.name(), "pokemon");
+/// assert_eq!(pokemon.languages(), ["en", "ja"]);
+/// assert_eq!(pokemon.cards().len() as u64, pokemon.count(&cardex::SearchRequest::new(""))?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Catalog {
     name: String,
@@ -218,6 +227,17 @@ impl Catalog {
     /// # Errors
     ///
     /// As [`Catalog::search`]; `include` is refused.
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let pokemon = engine.catalog("pokemon").unwrap();
+    /// let ja = pokemon.search_expansions(&cardex::SearchRequest::new("").lang("ja").select("name"))?;
+    /// assert_eq!(
+    ///     ja.data_json(),
+    ///     r#"[{"id":"bfl_ja","name":"灼熱のフレア"},{"id":"ssm_ja","name":"星海のミラージュ"}]"#
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn search_expansions(&self, req: &SearchRequest<'_>) -> Result<Page> {
         self.list(Target::Expansions, req, None)
     }
@@ -228,6 +248,17 @@ impl Catalog {
     /// # Errors
     ///
     /// [`NotFound::Expansion`] for an unknown expansion; otherwise as [`Catalog::search`].
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let onepiece = engine.catalog("onepiece").unwrap();
+    /// // PRB01 is reprint-only: its cards debuted in OP01 and OP02.
+    /// let page = onepiece.expansion_cards("PRB01", &cardex::SearchRequest::new(""))?;
+    /// let ids: Vec<String> = page.items().map(|c| c[7..15].to_string()).collect();
+    /// assert_eq!(ids, ["OP01-013", "OP01-016", "OP01-061", "OP02-013"]);
+    /// assert!(onepiece.expansion_cards("NOPE", &cardex::SearchRequest::new("")).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn expansion_cards(&self, id: &str, req: &SearchRequest<'_>) -> Result<Page> {
         let id = self.expansions.record_id(self.expansion_record(id)?);
         let index = self.cards.index();
@@ -244,6 +275,19 @@ impl Catalog {
     /// # Errors
     ///
     /// [`NotFound::Card`], or a bad `select` / `include`.
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let onepiece = engine.catalog("onepiece").unwrap();
+    /// let req = cardex::ItemRequest { select: Some("name,rarity_code"), include: None };
+    /// assert_eq!(
+    ///     onepiece.card("OP01-120", &req)?.to_json(),
+    ///     r#"{"data":{"id":"OP01-120","name":"Shanks","rarity_code":"SEC"}}"#
+    /// );
+    /// let err = onepiece.card("OP99-999", &req).unwrap_err();
+    /// assert_eq!((err.status(), err.code()), (404, "not_found"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn card(&self, id: &str, req: &ItemRequest<'_>) -> Result<Item> {
         let record = self
             .cards
@@ -257,6 +301,17 @@ impl Catalog {
     /// # Errors
     ///
     /// [`NotFound::Expansion`], or a bad `select`; `include` is refused.
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let onepiece = engine.catalog("onepiece").unwrap();
+    /// let req = cardex::ItemRequest { select: Some("name,release_date"), include: None };
+    /// assert_eq!(
+    ///     onepiece.expansion("PRB01", &req)?.to_json(),
+    ///     r#"{"data":{"id":"PRB01","name":"Voyager's Treasury","release_date":"2024/11/08"}}"#
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn expansion(&self, id: &str, req: &ItemRequest<'_>) -> Result<Item> {
         self.item(Target::Expansions, self.expansion_record(id)?, req)
     }

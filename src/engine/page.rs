@@ -162,6 +162,16 @@ impl Serialize for Page {
 }
 
 /// One record: `{"data": {...}}`.
+///
+/// ```
+/// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+/// let item = engine.catalog("onepiece").unwrap().card("OP01-120", &Default::default())?;
+/// assert!(item.json().starts_with(r#"{"id":"OP01-120","#));
+/// let mut out = Vec::new();
+/// item.write_to(&mut out)?;
+/// assert_eq!(out, format!(r#"{{"data":{}}}"#, item.json()).into_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
     json: String,

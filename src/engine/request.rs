@@ -148,6 +148,14 @@ impl<'a> SearchRequest<'a> {
 }
 
 /// A single-resource request (`/cards/{id}`, `/expansions/{id}`): `select` and `include`.
+///
+/// ```
+/// let req = cardex::ItemRequest::from_params([("select", "name"), ("include", "prices")])?;
+/// assert_eq!((req.select, req.include), (Some("name"), Some("prices")));
+/// let err = cardex::ItemRequest::from_params([("q", "x")]).unwrap_err();
+/// assert_eq!(err.code(), "unknown_parameter");
+/// # Ok::<(), cardex::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ItemRequest<'a> {
     /// Comma list of top-level fields to return (`id` is always returned).

@@ -67,6 +67,10 @@ pub enum ImportErrorKind {
     },
     /// The output already exists (give `--force` to replace it).
     OutputExists,
+    /// The converted snapshot breaks a rule of the loader (contract section 1), e.g. two
+    /// cards of different files with one id, or an unreadable `release_date`: nothing is
+    /// written, and the loader's error names the converted file and record.
+    Unloadable(Box<crate::LoadError>),
 }
 
 /// An import that failed: where (file, and record where it is about one), and why.
@@ -154,6 +158,9 @@ impl fmt::Display for ImportError {
             ImportErrorKind::OutputExists => {
                 f.write_str("the output already exists; remove it, choose another, or replace it with --force")
             }
+            ImportErrorKind::Unloadable(e) => {
+                write!(f, "the converted snapshot would not load, so nothing was written: {e}")
+            }
         }
     }
 }
@@ -162,6 +169,7 @@ impl std::error::Error for ImportError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             ImportErrorKind::Io(e) => Some(e),
+            ImportErrorKind::Unloadable(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -178,8 +186,9 @@ pub struct Progress {
     pub records: usize,
 }
 
-/// Writes a snapshot folder aside (a hidden sibling of the output), then renames it into
-/// place. Dropped without [`SnapshotWriter::commit`], it removes what it wrote.
+/// Writes a snapshot folder aside (a hidden sibling of the output), loads it to check it,
+/// then renames it into place. Dropped without [`SnapshotWriter::commit`], it removes what
+/// it wrote.
 #[derive(Debug)]
 pub struct SnapshotWriter {
     out: PathBuf,
@@ -234,12 +243,18 @@ impl SnapshotWriter {
         fs::write(&path, text).map_err(|e| ImportError::io(&path, e))
     }
 
-    /// Moves the finished snapshot into place (replacing the old one under `force`).
+    /// Loads the finished snapshot as [`crate::Engine::open`] would, then moves it into
+    /// place (replacing the old one under `force`). An importer thus never publishes a
+    /// snapshot that the engine would refuse.
     ///
     /// # Errors
     ///
-    /// I/O errors; the old output, if any, is kept when the move fails.
+    /// [`ImportErrorKind::Unloadable`] when the snapshot breaks a rule of the loader; I/O
+    /// errors. In both cases nothing is written and the old output, if any, is kept.
     pub fn commit(mut self) -> Result<(), ImportError> {
+        crate::load::load(&self.staging).map_err(|e| {
+            ImportError::new(Some(&self.out), ImportErrorKind::Unloadable(Box::new(e)))
+        })?;
         let old = self.staging.with_extension("old");
         let replacing = self.force && self.out.exists();
         if replacing {

@@ -474,4 +474,46 @@ mod tests {
         fs::remove_dir_all(&src).unwrap();
         fs::remove_dir_all(&out).unwrap();
     }
+
+    #[test]
+    fn a_conversion_the_loader_would_refuse_writes_nothing_and_keeps_the_old_output() {
+        let src = temp("unloadable-src");
+        let out = temp("unloadable-out");
+        source(&src);
+        import(&src, &out, &Options::default(), &|_| {}).unwrap();
+        // A second set whose file repeats a card id of the first: each file converts,
+        // but the snapshot as a whole breaks the loader's unique-id rule.
+        write(
+            &src,
+            "sets/en.json",
+            r#"[{"id":"s1","name":"Base","releaseDate":"1999/01/09"},{"id":"s2","name":"Jungle","releaseDate":"1999/06/16"}]"#,
+        );
+        write(
+            &src,
+            "cards/en/s2.json",
+            r#"[{"id":"s1-1","name":"Pikachu"}]"#,
+        );
+        let options = Options {
+            force: true,
+            ..Options::default()
+        };
+        let err = import(&src, &out, &options, &|_| {}).unwrap_err();
+        let ImportErrorKind::Unloadable(load) = err.kind() else {
+            panic!("expected Unloadable, got {err}");
+        };
+        assert!(
+            matches!(load.kind(), crate::LoadErrorKind::DuplicateId { .. }),
+            "{load}"
+        );
+        assert!(
+            err.to_string()
+                .contains("the converted snapshot would not load, so nothing was written"),
+            "{err}"
+        );
+        let engine = crate::Engine::open(&out).expect("the old output still loads");
+        assert_eq!(engine.catalog("pokemon").unwrap().cards().len(), 2);
+        assert!(!out.join("pokemon/cards/s2.json").exists());
+        fs::remove_dir_all(&src).unwrap();
+        fs::remove_dir_all(&out).unwrap();
+    }
 }

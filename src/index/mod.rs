@@ -147,15 +147,21 @@ impl Index {
         })
     }
 
-    /// The known path closest to a misspelt one, for "did you mean".
+    /// The known path closest to a misspelt one, for "did you mean". A path under `set.`
+    /// (the Pokémon TCG API's name for what the service calls the expansion) that is not
+    /// close to any field is also tried under `expansion.`, so `set.id` suggests
+    /// `expansion.id`.
     pub fn suggest(&self, typed: &str) -> Option<&str> {
-        suggest(
-            typed,
+        let known = || {
             self.fields
                 .iter()
                 .filter(|f| f.has_values())
-                .map(|f| f.path()),
-        )
+                .map(|f| f.path())
+        };
+        suggest(typed, known()).or_else(|| {
+            let rest = typed.strip_prefix("set.")?;
+            suggest(&format!("expansion.{rest}"), known())
+        })
     }
 
     /// The paths directly under `path` that hold values (for the error on an object field).

@@ -29,7 +29,18 @@ struct DocRef {
     len: u32,
 }
 
-/// Records of one kind, in default order, with their index.
+/// Records of one kind, in default order, with their index: record id `i` is the `i`-th
+/// record in default order, and its served JSON is [`Collection::doc`].
+///
+/// ```
+/// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+/// let cards = engine.catalog("onepiece").unwrap().cards();
+/// let first = cards.find("OP01-001").expect("a bundled card");
+/// assert_eq!(cards.record_id(first), "OP01-001");
+/// assert!(cards.doc(first).starts_with(r#"{"id":"OP01-001""#));
+/// assert_eq!(cards.all().len(), cards.len() as u64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Collection {
     /// The records' JSON, written at load a chunk of records per buffer.
