@@ -85,7 +85,7 @@ pub mod text;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeExample;
 
-pub use engine::{Catalog, Engine, Item, ItemRequest, Page, SearchRequest};
+pub use engine::{Catalog, Engine, Hits, Item, ItemRequest, Page, SearchRequest};
 pub use error::{Error, NotFound, ParameterError, ParameterErrorKind, Result};
 pub use json::write::Include;
 pub use load::{LoadError, LoadErrorKind};

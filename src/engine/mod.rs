@@ -222,6 +222,27 @@ impl Catalog {
         self.list(Target::Cards, req, None)
     }
 
+    /// The matches of a card search — the total count and the record ids of the requested
+    /// page, in the requested order — without rendering any JSON. `select` and `include` are
+    /// not read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::search`].
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let onepiece = engine.catalog("onepiece").unwrap();
+    /// let hits = onepiece.hits(&cardex::SearchRequest::new("printings:PRB01 AND rarity_code:SR"))?;
+    /// assert_eq!(hits.total_count, 2);
+    /// let ids: Vec<_> = hits.record_ids.iter().map(|&r| onepiece.cards().record_id(r)).collect();
+    /// assert_eq!(ids, ["OP01-013", "OP02-013"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hits(&self, req: &SearchRequest<'_>) -> Result<Hits> {
+        self.matches(Target::Cards, req, None)
+    }
+
     /// Searches the expansions, like [`Catalog::search`] (`include` does not apply).
     ///
     /// # Errors
@@ -370,31 +391,58 @@ impl Catalog {
         req: &SearchRequest<'_>,
         within: Option<Postings<'_>>,
     ) -> Result<Page> {
+        let collection = self.collection(target);
+        let select = parse_select(collection, req.select)?;
+        let include = parse_include(target, req.include)?;
+        let hits = self.matches(target, req, within)?;
+        Ok(Page::new(
+            req.page,
+            req.page_size,
+            hits.total_count,
+            hits.record_ids,
+            |id, out| render_record(collection, id, select.as_ref(), include, out),
+        ))
+    }
+
+    /// The matches of a list request: how many, and the record ids of the requested page in
+    /// the requested order.
+    fn matches(
+        &self,
+        target: Target,
+        req: &SearchRequest<'_>,
+        within: Option<Postings<'_>>,
+    ) -> Result<Hits> {
         req.validate_paging()?;
         let collection = self.collection(target);
         let universe = self.universe(target, req.lang)?;
         let query = query::parse(req.q)?;
         let order = parse_order(collection, req.order_by)?;
-        let select = parse_select(collection, req.select)?;
-        let include = parse_include(target, req.include)?;
         let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
         let result = plan.execute();
         let offset = u64::from(req.page - 1) * u64::from(req.page_size);
         let limit = req.page_size as usize;
-        let ids = if order.is_empty() {
+        let record_ids = if order.is_empty() {
             page_in_default_order(&result, offset, limit)
         } else {
             let offset = usize::try_from(offset).unwrap_or(usize::MAX);
             sorted_page(collection, &result, &order, offset, limit)
         };
-        Ok(Page::new(
-            req.page,
-            req.page_size,
-            result.len(),
-            ids,
-            |id, out| render_record(collection, id, select.as_ref(), include, out),
-        ))
+        Ok(Hits {
+            total_count: result.len(),
+            record_ids,
+        })
     }
+}
+
+/// The matches of a card search without their JSON: what an embedder that renders its own
+/// output (or only needs ids) asks for. See [`Catalog::hits`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Hits {
+    /// Every match of the query in the language scope.
+    pub total_count: u64,
+    /// The record ids of the requested page, in the requested order; a record's id and JSON
+    /// are [`Collection::record_id`] and [`Collection::doc`] of [`Catalog::cards`].
+    pub record_ids: Vec<u32>,
 }
 
 /// The records of `result` from position `offset` on, at most `limit`: record ids are in

@@ -1,0 +1,133 @@
+//! cardex side by side with what an engineer would otherwise embed (issue #4): SQLite in
+//! memory, tantivy, and a scan over deserialised structs, each loaded from the same
+//! generated snapshot (`cardex::generate`, seed 7) and asked the same query mix. An answer
+//! is the total count plus the ranks of the first 100 cards in default order; see
+//! `benches/peer_engines/` for how each peer is built and queried.
+//!
+//! What's measured: `peers/<class>/<size>`, one function per engine (`cardex`, `tantivy`
+//! with its documented collectors, `tantivy-tuned` with the count and first-page fast paths
+//! an expert would write for this workload, `sqlite`, `scan`). Before the timings, every engine's answer to every class is checked
+//! against the scan's; inside each timed iteration the answer is asserted equal to it
+//! again, so a fast wrong answer cannot pass. Load times are printed once per engine and
+//! size (`load <engine> <size>: ...`); resident memory is measured one engine per process
+//! by `examples/peer_footprint.rs`.
+//!
+//! Run: `cargo bench --bench peers` (10k, 100k and 1M cards; the 1M snapshot, 1.1 GiB, is
+//! generated under `target/bench-data/` on first use). `CARDEX_PEER_SIZES=10000,100000`
+//! picks the sizes; `-- <filter>` picks classes and engines as usual with criterion.
+
+mod common;
+mod peer_engines;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use cardex::{Catalog, SearchRequest};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use peer_engines::{read_cards, scan::Scan, sqlite::Sqlite, tantivy_peer::Tantivy, Answer, Class};
+
+/// The sizes to run, from `CARDEX_PEER_SIZES`, by default 10k, 100k and 1M cards.
+fn sizes() -> Vec<usize> {
+    match std::env::var("CARDEX_PEER_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![10_000, 100_000, 1_000_000],
+    }
+}
+
+/// cardex's answer: `Catalog::hits`, the count and the first page of record ids (which are
+/// default-order positions).
+fn cardex_answer(catalog: &Catalog, class: Class) -> Answer {
+    let (q, lang) = class.cardex_request();
+    let mut req = SearchRequest::new(q);
+    req.lang = lang;
+    let hits = catalog.hits(&req).expect("cardex answers");
+    Answer {
+        total: hits.total_count,
+        first: hits.record_ids,
+    }
+}
+
+fn timed<T>(label: &str, size: &str, build: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let built = build();
+    eprintln!(
+        "load {label} {size}: {:.2} s",
+        start.elapsed().as_secs_f64()
+    );
+    built
+}
+
+fn peers(c: &mut Criterion) {
+    for n in sizes() {
+        let size = common::label(n);
+        let dir = common::generated(n);
+        let engine = timed("cardex", &size, || {
+            cardex::Engine::open(&dir).expect("open")
+        });
+        let catalog = engine.catalog("tcg").expect("the generated catalog");
+        let cards = timed("serde-structs", &size, || read_cards(&dir, "tcg"));
+        let sqlite = timed("sqlite", &size, || Sqlite::new(&cards));
+        let tantivy = timed("tantivy", &size, || Tantivy::new(&cards));
+        eprintln!("tantivy {size}: {} segment(s)", tantivy.segments());
+        let scan = Scan::new(cards);
+
+        let expected: Vec<Answer> = Class::ALL.iter().map(|&k| scan.answer(k)).collect();
+        for (&class, want) in Class::ALL.iter().zip(&expected) {
+            assert!(
+                want.total > 0,
+                "{} matches something at {size}",
+                class.label()
+            );
+            assert_eq!(
+                &cardex_answer(catalog, class),
+                want,
+                "cardex, {}",
+                class.label()
+            );
+            assert_eq!(&sqlite.answer(class), want, "sqlite, {}", class.label());
+            assert_eq!(&tantivy.answer(class), want, "tantivy, {}", class.label());
+            assert_eq!(
+                &tantivy.answer_tuned(class),
+                want,
+                "tantivy-tuned, {}",
+                class.label()
+            );
+            eprintln!(
+                "{size} {}: {} matches; sqlite plan: {}",
+                class.label(),
+                want.total,
+                sqlite.explain(class)
+            );
+        }
+
+        for (&class, want) in Class::ALL.iter().zip(&expected) {
+            let mut group = c.benchmark_group(format!("peers/{}", class.label()));
+            group
+                .sample_size(20)
+                .warm_up_time(Duration::from_millis(500))
+                .measurement_time(Duration::from_secs(2));
+            group.bench_function(BenchmarkId::new("cardex", &size), |b| {
+                b.iter(|| assert_eq!(&cardex_answer(catalog, black_box(class)), want))
+            });
+            group.bench_function(BenchmarkId::new("tantivy", &size), |b| {
+                b.iter(|| assert_eq!(&tantivy.answer(black_box(class)), want))
+            });
+            group.bench_function(BenchmarkId::new("tantivy-tuned", &size), |b| {
+                b.iter(|| assert_eq!(&tantivy.answer_tuned(black_box(class)), want))
+            });
+            group.bench_function(BenchmarkId::new("sqlite", &size), |b| {
+                b.iter(|| assert_eq!(&sqlite.answer(black_box(class)), want))
+            });
+            group.bench_function(BenchmarkId::new("scan", &size), |b| {
+                b.iter(|| assert_eq!(&scan.answer(black_box(class)), want))
+            });
+            group.finish();
+        }
+    }
+}
+
+criterion_group!(benches, peers);
+criterion_main!(benches);
