@@ -102,6 +102,9 @@ fn generate_card(rng: &mut Rng, i: usize) -> Json {
         .map(|_| {
             json!({
                 "name": words(rng, ATTACK_WORDS, 2),
+                // 1 to 10 words: values of up to six words have their word pairs indexed,
+                // longer ones are checked, and phrases must agree either way.
+                "text": words(rng, ATTACK_WORDS, 10),
                 "damage": *rng.pick(&["10+", "30", "120×", ""]),
                 "converted_energy_cost": rng.below(4),
             })
@@ -310,6 +313,7 @@ fn term() -> impl Strategy<Value = String> {
     let text = (
         prop::sample::select(vec![
             "attacks.name",
+            "attacks.text",
             "translation.en.name",
             "attacks.damage",
             "translation.en.rarity",
@@ -318,6 +322,9 @@ fn term() -> impl Strategy<Value = String> {
             "flame",
             "\"flame burst\"",
             "\"burst flame\"",
+            "\"quick attack flame\"",
+            "\"flame flame\"",
+            "\"fl* burst\"",
             "thunder",
             "fl*",
             "30",

@@ -195,7 +195,7 @@ impl Tantivy {
         let query = self.query(class);
         let collector = (
             Count,
-            TopDocs::with_limit(PAGE).order_by_u64_field("rank", Order::Asc),
+            TopDocs::with_limit(PAGE).order_by_fast_field::<u64>("rank", Order::Asc),
         );
         let (total, top) = self.searcher.search(&query, &collector).expect("search");
         Answer {

@@ -361,7 +361,8 @@ impl Catalog {
         let query = query::parse(req.q)?;
         let universe = self.universe(Target::Cards, req.lang)?;
         let plan = Plan::new(&query, req.q, &self.cards, universe, req.lang, None)?;
-        Ok(plan.execute().len())
+        let count = plan.matches().len();
+        Ok(count)
     }
 
     /// The plan of a card search as text (see [`Plan::explain`]).
@@ -418,17 +419,18 @@ impl Catalog {
         let query = query::parse(req.q)?;
         let order = parse_order(collection, req.order_by)?;
         let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
-        let result = plan.execute();
+        let matches = plan.matches();
+        let total_count = matches.len();
         let offset = u64::from(req.page - 1) * u64::from(req.page_size);
         let limit = req.page_size as usize;
         let record_ids = if order.is_empty() {
-            page_in_default_order(&result, offset, limit)
+            matches.page(offset, limit)
         } else {
             let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-            sorted_page(collection, &result, &order, offset, limit)
+            sorted_page(collection, &matches.into_set(), &order, offset, limit)
         };
         Ok(Hits {
-            total_count: result.len(),
+            total_count,
             record_ids,
         })
     }
@@ -443,18 +445,6 @@ pub struct Hits {
     /// The record ids of the requested page, in the requested order; a record's id and JSON
     /// are [`Collection::record_id`] and [`Collection::doc`] of [`Catalog::cards`].
     pub record_ids: Vec<u32>,
-}
-
-/// The records of `result` from position `offset` on, at most `limit`: record ids are in
-/// default order, so this is the `offset`-th set bit onwards.
-fn page_in_default_order(result: &RoaringBitmap, offset: u64, limit: usize) -> Vec<u32> {
-    if offset >= result.len() {
-        return Vec::new();
-    }
-    match u32::try_from(offset).ok().and_then(|n| result.select(n)) {
-        Some(first) => result.range(first..).take(limit).collect(),
-        None => Vec::new(),
-    }
 }
 
 /// `order_by=f1,-f2`: fields of the collection (camelCase accepted), `-` for descending.

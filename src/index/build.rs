@@ -27,6 +27,10 @@ use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
 use crate::text::{fold_into, whole_number, words};
 
+/// Text values of at most this many words have their consecutive word pairs indexed
+/// ([`super::Field::pairs`]); longer ones are marked in [`super::Field::long_values`].
+pub(crate) const MAX_PAIRED_WORDS: usize = 6;
+
 /// The number of records per chunk for a collection of `n`: sixteen chunks, but no chunk
 /// smaller than 4,096 records. A function of `n` only, never of the thread count.
 fn chunk_len(n: usize) -> usize {
@@ -70,6 +74,12 @@ struct PartialField {
     numbers: FxHashMap<u64, u32>,
     numeric_strings: FxHashMap<u64, u32>,
     holds_objects: bool,
+    /// Some record holds two or more scalar values here.
+    multi: bool,
+    /// Word pairs of short text values (`"flame burst"`), and the slot of the records
+    /// holding a longer text value.
+    pairs: FxHashMap<Box<str>, u32>,
+    long: u32,
     /// Child keys and their field numbers, in first-seen order.
     children: Vec<(Box<str>, u32)>,
     /// Where the next child key is most likely to be found: records of one collection tend
@@ -80,6 +90,7 @@ struct PartialField {
     memo_value: String,
     memo_slots: Vec<u32>,
     memo_number: Option<u32>,
+    memo_long: bool,
     memo_valid: bool,
 }
 
@@ -93,11 +104,15 @@ impl PartialField {
             numbers: FxHashMap::default(),
             numeric_strings: FxHashMap::default(),
             holds_objects: false,
+            multi: false,
+            pairs: FxHashMap::default(),
+            long: u32::MAX,
             children: Vec::new(),
             hint: 0,
             memo_value: String::new(),
             memo_slots: Vec::new(),
             memo_number: None,
+            memo_long: false,
             memo_valid: false,
         }
     }
@@ -191,6 +206,16 @@ impl ChunkBuilder {
         slot
     }
 
+    /// The slot of word pair `pair` (`"w1 w2"`) of field `f`.
+    fn pair_slot(&mut self, f: usize, pair: &str) -> u32 {
+        if let Some(&slot) = self.fields[f].pairs.get(pair) {
+            return slot;
+        }
+        let slot = self.new_slot();
+        self.fields[f].pairs.insert(pair.into(), slot);
+        slot
+    }
+
     /// Records that the current record holds the string `value` at field `f`.
     fn add_str(&mut self, f: usize, value: &str) {
         let doc = self.doc;
@@ -201,11 +226,29 @@ impl ChunkBuilder {
             fold_into(value, &mut scratch);
             let mut slots = std::mem::take(&mut self.fields[f].memo_slots);
             slots.clear();
+            let mut long = false;
             match self.fields[f].kind {
                 FieldKind::Keyword => slots.push(self.term_slot(f, &scratch)),
                 FieldKind::Text => {
+                    let mut value_words: smallvec::SmallVec<[&str; MAX_PAIRED_WORDS + 1]> =
+                        smallvec::SmallVec::new();
                     for word in words(&scratch) {
                         slots.push(self.term_slot(f, word));
+                        if value_words.len() <= MAX_PAIRED_WORDS {
+                            value_words.push(word);
+                        }
+                    }
+                    if value_words.len() > MAX_PAIRED_WORDS {
+                        long = true;
+                    } else {
+                        let mut pair = String::new();
+                        for two in value_words.windows(2) {
+                            pair.clear();
+                            pair.push_str(two[0]);
+                            pair.push(' ');
+                            pair.push_str(two[1]);
+                            slots.push(self.pair_slot(f, &pair));
+                        }
                     }
                 }
             }
@@ -213,6 +256,7 @@ impl ChunkBuilder {
             let field = &mut self.fields[f];
             field.memo_slots = slots;
             field.memo_number = number;
+            field.memo_long = long;
             field.memo_value.clear();
             field.memo_value.push_str(value);
             field.memo_valid = true;
@@ -224,6 +268,12 @@ impl ChunkBuilder {
         }
         if let Some(slot) = self.fields[f].memo_number {
             self.add(slot, doc);
+        }
+        if self.fields[f].memo_long {
+            if self.fields[f].long == u32::MAX {
+                self.fields[f].long = self.new_slot();
+            }
+            self.add(self.fields[f].long, doc);
         }
     }
 
@@ -254,25 +304,28 @@ impl ChunkBuilder {
         let fields = fields
             .into_iter()
             .map(|f| {
-                let mut terms: Vec<(Box<str>, u32)> = f.terms.into_iter().collect();
-                terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                let keyed = |map: FxHashMap<Box<str>, u32>| {
+                    let mut list: Vec<(Box<str>, u32)> = map.into_iter().collect();
+                    list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
+                };
+                let slot_run = |slot: u32| if slot == u32::MAX { 0..0 } else { run(slot) };
                 let numbers = |map: FxHashMap<u64, u32>| {
                     let mut list: Vec<(u64, u32)> = map.into_iter().collect();
                     list.sort_unstable_by(|a, b| by_number(&a.0, &b.0));
                     list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
                 };
                 ChunkField {
-                    exists: if f.exists == u32::MAX {
-                        0..0
-                    } else {
-                        run(f.exists)
-                    },
-                    terms: terms.into_iter().map(|(k, slot)| (k, run(slot))).collect(),
+                    exists: slot_run(f.exists),
+                    terms: keyed(f.terms),
+                    pairs: keyed(f.pairs),
+                    long: slot_run(f.long),
                     numbers: numbers(f.numbers),
                     numeric_strings: numbers(f.numeric_strings),
                     path: f.path,
                     kind: f.kind,
                     holds_objects: f.holds_objects,
+                    multi: f.multi,
                 }
             })
             .collect();
@@ -311,7 +364,12 @@ impl Visit for ChunkBuilder {
         if self.fields[f].exists == u32::MAX {
             self.fields[f].exists = self.new_slot();
         }
-        self.add(self.fields[f].exists, self.doc);
+        let exists = self.fields[f].exists;
+        if self.last[exists as usize] == self.doc {
+            // A second scalar of this record at this path.
+            self.fields[f].multi = true;
+        }
+        self.add(exists, self.doc);
     }
 }
 
@@ -327,9 +385,12 @@ struct ChunkField {
     kind: FieldKind,
     exists: Range<u32>,
     terms: Vec<(Box<str>, Range<u32>)>,
+    pairs: Vec<(Box<str>, Range<u32>)>,
+    long: Range<u32>,
     numbers: Vec<(u64, Range<u32>)>,
     numeric_strings: Vec<(u64, Range<u32>)>,
     holds_objects: bool,
+    multi: bool,
 }
 
 /// Keys of one kind of one chunk's field, each with its run of the chunk's ids.
@@ -442,17 +503,25 @@ fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
     let first = &parts[0].1;
     let (path, kind) = (first.path.clone(), first.kind);
     let holds_objects = parts.iter().any(|(_, p)| p.holds_objects);
-    let exists_ids = parts.iter().flat_map(|(c, p)| {
-        ids[*c][p.exists.start as usize..p.exists.end as usize]
-            .iter()
-            .copied()
-    });
-    let exists = RoaringBitmap::from_sorted_iter(exists_ids).unwrap_or_default();
+    let single_valued = !parts.iter().any(|(_, p)| p.multi);
+    let bitmap = |pick: fn(&ChunkField) -> &Range<u32>| {
+        let all = parts.iter().flat_map(|(c, p)| {
+            let r = pick(p);
+            ids[*c][r.start as usize..r.end as usize].iter().copied()
+        });
+        RoaringBitmap::from_sorted_iter(all).unwrap_or_default()
+    };
+    let exists = bitmap(|p| &p.exists);
+    let long_values = bitmap(|p| &p.long);
 
-    let terms: Vec<(usize, &Keyed<Box<str>>)> =
-        parts.iter().map(|(c, p)| (*c, &p.terms[..])).collect();
-    let mut vocab = VocabBuilder::with_capacity(terms.iter().map(|t| t.1.len()).max().unwrap_or(0));
-    merge_keys(ids, &terms, Ord::cmp, |term, list| vocab.push(term, list));
+    let strings = |pick: fn(&ChunkField) -> &Keyed<Box<str>>| {
+        let keys: Vec<(usize, &Keyed<Box<str>>)> =
+            parts.iter().map(|(c, p)| (*c, pick(p))).collect();
+        let mut vocab =
+            VocabBuilder::with_capacity(keys.iter().map(|t| t.1.len()).max().unwrap_or(0));
+        merge_keys(ids, &keys, Ord::cmp, |term, list| vocab.push(term, list));
+        vocab.finish()
+    };
 
     let numbers = |pick: fn(&ChunkField) -> &Keyed<u64>| {
         let keys: Vec<(usize, &Keyed<u64>)> = parts.iter().map(|(c, p)| (*c, pick(p))).collect();
@@ -467,9 +536,12 @@ fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
         path,
         kind,
         exists,
-        terms: vocab.finish(),
+        terms: strings(|p| &p.terms),
+        pairs: strings(|p| &p.pairs),
+        long_values,
         numbers: numbers(|p| &p.numbers),
         numeric_strings: numbers(|p| &p.numeric_strings),
         holds_objects,
+        single_valued,
     }
 }

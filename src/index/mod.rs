@@ -5,8 +5,10 @@
 //! - **Keyword fields** ([`FieldKind::Keyword`]: `printings`, `rarity`, `rarity_code`,
 //!   `expansion_id`, `language_code`, ... see [`field_kind`]) map each whole folded value
 //!   to its records.
-//! - **Text fields** map each folded word to its records; phrases are checked against the
-//!   record itself (see the planner), so phrase matching is exact.
+//! - **Text fields** map each folded word to its records, and each pair of consecutive
+//!   words of a short value (at most six words: names, attack names) to its records, so a
+//!   two-word phrase in a name is one lookup; phrases in longer values are checked against
+//!   the record itself (see the planner). Phrase matching is exact either way.
 //! - **Numbers**: JSON numbers, and strings that are whole numbers (`hp: "120"`), in sorted
 //!   vocabularies for ranges and comparisons.
 //! - **Existence**: the records holding any value at the path (`field:*`, and the
@@ -41,9 +43,12 @@ pub struct Field {
     pub(crate) kind: FieldKind,
     pub(crate) exists: RoaringBitmap,
     pub(crate) terms: Vocab,
+    pub(crate) pairs: Vocab,
+    pub(crate) long_values: RoaringBitmap,
     pub(crate) numbers: NumVocab,
     pub(crate) numeric_strings: NumVocab,
     pub(crate) holds_objects: bool,
+    pub(crate) single_valued: bool,
 }
 
 impl Field {
@@ -66,6 +71,26 @@ impl Field {
     /// `true` / `false`.
     pub fn terms(&self) -> &Vocab {
         &self.terms
+    }
+
+    /// Text fields: each pair of consecutive words (`"flame burst"`) of every value of at
+    /// most six words, with the records holding it. A two-word phrase is one lookup here
+    /// for those values; longer values are in [`Field::long_values`].
+    pub fn pairs(&self) -> &Vocab {
+        &self.pairs
+    }
+
+    /// Text fields: the records holding a value of more than six words, whose word pairs
+    /// are not in [`Field::pairs`] (phrases are checked on their text instead).
+    pub fn long_values(&self) -> &RoaringBitmap {
+        &self.long_values
+    }
+
+    /// Whether no record holds more than one scalar value here. The posting lists of such
+    /// a field's keyword values never share a record, nor do those of its numbers: the
+    /// size of a union of them is the sum of their sizes.
+    pub fn single_valued(&self) -> bool {
+        self.single_valued
     }
 
     /// JSON numbers.
@@ -98,6 +123,8 @@ impl Field {
         self.path.len()
             + self.exists.serialized_size()
             + self.terms.heap_bytes()
+            + self.pairs.heap_bytes()
+            + self.long_values.serialized_size()
             + self.numbers.heap_bytes()
             + self.numeric_strings.heap_bytes()
     }
@@ -237,6 +264,37 @@ mod tests {
             ]
         );
         assert_eq!(idx.suggest("rarty"), Some("rarity"));
+    }
+
+    #[test]
+    fn word_pairs_of_short_values_long_values_and_single_values() {
+        let idx = index(&[
+            r#"{"name":"Charizard ex","attacks":[{"name":"Flame Burst"},{"name":"Burst Flame"}],"types":["Fire"],"hp":"330","text":"one two three four five six seven"}"#,
+            r#"{"name":"Mr. Mime","attacks":[{"name":"Flame"},{"name":"Burst"}],"types":["Fire","Water"],"hp":60,"text":"one two"}"#,
+        ]);
+        let f = |p: &str| idx.field(idx.lookup(p).unwrap());
+        let ids =
+            |b: Option<Postings<'_>>| b.map(|b| b.iter().collect::<Vec<_>>()).unwrap_or_default();
+        assert_eq!(ids(f("name").pairs().get("charizard ex")), [0]);
+        assert_eq!(ids(f("name").pairs().get("mr mime")), [1]);
+        // Pairs never cross two values: record 1 has no "flame burst".
+        assert_eq!(ids(f("attacks.name").pairs().get("flame burst")), [0]);
+        assert_eq!(ids(f("attacks.name").pairs().get("burst flame")), [0]);
+        // Seven words: a long value, no pairs; two words: pairs.
+        assert_eq!(ids(f("text").pairs().get("one two")), [1]);
+        assert_eq!(ids(f("text").pairs().get("two three")), Vec::<u32>::new());
+        assert_eq!(ids(Some(Postings::Bitmap(f("text").long_values()))), [0]);
+        assert!(f("name").long_values().is_empty());
+        // Keyword pairs are not kept.
+        assert!(f("types").pairs().is_empty());
+        // One scalar per record, or several.
+        assert!(f("name").single_valued());
+        assert!(
+            f("hp").single_valued(),
+            "a number in one record, a string in another"
+        );
+        assert!(!f("types").single_valued());
+        assert!(!f("attacks.name").single_valued());
     }
 
     #[test]

@@ -24,10 +24,151 @@ use crate::text::{fold, words};
 /// run last and on as few records as possible.
 const CHECK_COST: u64 = 64;
 
+/// The most blocks a [`Matches::Blocks`] keeps unbuilt; more are united.
+const MAX_BLOCKS: usize = 64;
+
+/// The deepest page a [`Matches::Blocks`] is paged through by merging its blocks' first
+/// ids; deeper pages unite the blocks first.
+const MAX_MERGED: u64 = 10_000;
+
+/// The records a plan matches, as cheap to count and to page as the plan allows.
+#[derive(Debug)]
+pub enum Matches<'c> {
+    /// A set of records.
+    Set(Cow<'c, RoaringBitmap>),
+    /// The union of posting lists that share no record (values of one partition: an OR of
+    /// values of a single-valued keyword field, a range of a single-valued number), not
+    /// built: its size is the sum of theirs, and a page merges their first ids.
+    Blocks(SmallVec<[Postings<'c>; 4]>),
+}
+
+impl<'c> Matches<'c> {
+    /// How many records.
+    pub fn len(&self) -> u64 {
+        match self {
+            Matches::Set(set) => set.len(),
+            Matches::Blocks(blocks) => blocks.iter().map(Postings::len).sum(),
+        }
+    }
+
+    /// Whether no record matches.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The records as one set.
+    pub fn into_set(self) -> Cow<'c, RoaringBitmap> {
+        match self {
+            Matches::Set(set) => set,
+            Matches::Blocks(blocks) => Cow::Owned(union(&blocks)),
+        }
+    }
+
+    /// The records from position `offset` on (ascending ids, so default order), at most
+    /// `limit` of them.
+    pub fn page(self, offset: u64, limit: usize) -> Vec<u32> {
+        match self {
+            Matches::Blocks(blocks) if offset + limit as u64 <= MAX_MERGED => {
+                merge_page(&blocks, offset as usize, limit)
+            }
+            other => page_of(&other.into_set(), offset, limit),
+        }
+    }
+}
+
+/// Ids `offset..offset + limit` of the union of disjoint ascending lists: a k-way merge of
+/// their heads (the lists are few, see [`MAX_BLOCKS`]).
+fn merge_page(blocks: &[Postings<'_>], offset: usize, limit: usize) -> Vec<u32> {
+    /// A block's next id, and the rest of it.
+    type Head<'a> = (u32, Box<dyn Iterator<Item = u32> + 'a>);
+    let mut heads: SmallVec<[Head<'_>; 8]> = blocks
+        .iter()
+        .filter_map(|b| {
+            let mut it = b.iter();
+            it.next().map(|first| (first, it))
+        })
+        .collect();
+    let mut out = Vec::with_capacity(limit);
+    let mut position = 0;
+    while out.len() < limit && !heads.is_empty() {
+        let (i, _) = heads
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, (head, _))| *head)
+            .expect("not empty");
+        let id = heads[i].0;
+        if position >= offset {
+            out.push(id);
+        }
+        position += 1;
+        match heads[i].1.next() {
+            Some(next) => heads[i].0 = next,
+            None => {
+                drop(heads.swap_remove(i));
+            }
+        }
+    }
+    out
+}
+
+/// The records of `set` from position `offset` on, at most `limit`: the `offset`-th set bit
+/// onwards, up to the last one wanted, collected in one pass over the containers.
+fn page_of(set: &RoaringBitmap, offset: u64, limit: usize) -> Vec<u32> {
+    let len = set.len();
+    if offset >= len || limit == 0 {
+        return Vec::new();
+    }
+    let last_position = (offset + limit as u64 - 1).min(len - 1);
+    let (Some(first), Some(last)) = (
+        u32::try_from(offset).ok().and_then(|n| set.select(n)),
+        u32::try_from(last_position)
+            .ok()
+            .and_then(|n| set.select(n)),
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity((last_position - offset + 1) as usize);
+    set.range(first..=last).for_each(|id| out.push(id));
+    out
+}
+
 impl<'c> Plan<'c> {
-    /// The matching records.
+    /// The matching records, as one set.
     pub fn execute(&self) -> Cow<'c, RoaringBitmap> {
         self.eval(&self.root, None)
+    }
+
+    /// The matching records, without building their union when the plan is an OR of blocks
+    /// of one partition (see [`Matches::Blocks`]).
+    pub fn matches(&self) -> Matches<'c> {
+        let mut blocks: SmallVec<[Postings<'c>; 4]> = SmallVec::new();
+        let mut partition = None;
+        let mut gather = |node: &Node<'c>| match node {
+            Node::Sets {
+                sets,
+                partition: Some(p),
+                ..
+            } if partition.is_none() || partition == Some(*p) => {
+                partition = Some(*p);
+                for set in sets {
+                    if !blocks.iter().any(|b| b.same(set)) {
+                        blocks.push(*set);
+                    }
+                }
+                true
+            }
+            _ => false,
+        };
+        let all_blocks = match &self.root {
+            Node::Sets { sets, .. } if sets.len() == 1 => false,
+            Node::Or(items) => items.iter().all(&mut gather),
+            node => gather(node),
+        };
+        if all_blocks && blocks.len() <= MAX_BLOCKS {
+            Matches::Blocks(blocks)
+        } else {
+            Matches::Set(self.execute())
+        }
     }
 
     /// The estimated number of matches of a node, and the cost of evaluating it, used to

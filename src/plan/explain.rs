@@ -50,7 +50,7 @@ impl<'c> Plan<'c> {
         match node {
             Node::All => writeln!(out, "{indent}ALL  ~{est} cost {cost}"),
             Node::Empty => writeln!(out, "{indent}NONE  ~0 cost 0"),
-            Node::Sets { sets, label } => {
+            Node::Sets { sets, label, .. } => {
                 let lists = if sets.len() > 1 {
                     format!(" ({} lists)", sets.len())
                 } else {
@@ -62,6 +62,16 @@ impl<'c> Plan<'c> {
                         "{indent}scope language_code:{lang}  ~{est} cost {cost}"
                     ),
                     Label::Filter => writeln!(out, "{indent}expansion's cards  ~{est} cost {cost}"),
+                    Label::Pair(field, pair) => writeln!(
+                        out,
+                        "{indent}pair {}:\"{pair}\"  ~{est} cost {cost}",
+                        field_path(*field)
+                    ),
+                    Label::Long(field) => writeln!(
+                        out,
+                        "{indent}long values of {}  ~{est} cost {cost}",
+                        field_path(*field)
+                    ),
                     Label::Word(field, word, kind) => writeln!(
                         out,
                         "{indent}{} {}:{word}{lists}  ~{est} cost {cost}",

@@ -8,9 +8,11 @@
 //!   stopping as soon as it is empty, `NOT` as a subtraction, the language scope as the
 //!   universe.
 //!
-//! Phrases (and exact values of text fields) are planned as the intersection of their
-//! words' postings, then checked on each remaining record's own text, so phrase matching
-//! is exact and the check only runs on records that have every word.
+//! Phrases are planned on the field's word-pair index for its short values (a two-word
+//! phrase is one lookup) and, for its long values, as the intersection of their words'
+//! postings checked on each remaining record's own text; exact values of text fields are
+//! checked the same way. Phrase matching is exact, and the check only runs on records that
+//! have every word.
 
 mod error;
 mod exec;
@@ -18,6 +20,7 @@ mod explain;
 mod normalize;
 
 pub use error::{PlanError, PlanErrorKind};
+pub use exec::Matches;
 
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
@@ -47,6 +50,10 @@ pub(crate) enum Label {
     Scope(String),
     /// The cards of one expansion.
     Filter,
+    /// A pair of consecutive words of a phrase, looked up in the field's word pairs.
+    Pair(FieldId, String),
+    /// The records with a value too long for the word-pair index.
+    Long(FieldId),
 }
 
 /// How a leaf was looked up.
@@ -74,6 +81,9 @@ pub(crate) enum Node<'c> {
     Sets {
         sets: SmallVec<[Postings<'c>; 1]>,
         label: Label,
+        /// When the lists are blocks of one partition of the records: then no two of them
+        /// share a record, nor do two lists of the same partition in other nodes.
+        partition: Option<Partition>,
     },
     /// The candidates, kept only where the field's text passes the check.
     Verify {
@@ -85,6 +95,16 @@ pub(crate) enum Node<'c> {
     And(Vec<Node<'c>>),
     Or(Vec<Node<'c>>),
     Not(Box<Node<'c>>),
+}
+
+/// A partition of the records that a field's values make when no record holds two of
+/// them ([`crate::index::Field::single_valued`]): by folded keyword value, or by number.
+/// Posting lists of different values of one partition are disjoint, so the size of their
+/// union is the sum of their sizes, and their first ids merge without building it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Partition {
+    field: FieldId,
+    numeric: bool,
 }
 
 /// A check of a text field's values, on one record.
@@ -140,16 +160,13 @@ impl<'c> Plan<'c> {
         };
         let mut all = Vec::with_capacity(3);
         if let Some(lang) = scope {
-            all.push(Node::Sets {
-                sets: SmallVec::from_elem(Postings::Bitmap(universe), 1),
-                label: Label::Scope(lang.to_string()),
-            });
+            all.push(sets(
+                vec![Postings::Bitmap(universe)],
+                Label::Scope(lang.to_string()),
+            ));
         }
         if let Some(filter) = filter {
-            all.push(Node::Sets {
-                sets: SmallVec::from_elem(filter, 1),
-                label: Label::Filter,
-            });
+            all.push(sets(vec![filter], Label::Filter));
         }
         all.push(body);
         Ok(Plan {
@@ -261,7 +278,13 @@ impl<'c> Resolver<'c> {
         // `field:value` on a JSON number matches when the value is the same number.
         let number = parse_number(raw)
             .and_then(|x| leaf.field.numbers().get(x))
-            .map(|set| sets(vec![set], Label::Term(span, leaf.id, LeafKind::Number)));
+            .map(|set| {
+                blocks(
+                    vec![set],
+                    Label::Term(span, leaf.id, LeafKind::Number),
+                    leaf.partition(true),
+                )
+            });
         Ok(match number {
             Some(number) => Node::Or(vec![text, number]),
             None => text,
@@ -296,13 +319,15 @@ impl<'c> Resolver<'c> {
             return sets(found, label(LeafKind::Literal));
         }
         if field.kind() == FieldKind::Keyword {
+            let partition = leaf.partition(false);
             return if wildcard {
                 let pattern = Pattern::new(&folded);
-                sets(like(field, &pattern), label(LeafKind::Wildcard))
+                blocks(like(field, &pattern), label(LeafKind::Wildcard), partition)
             } else {
-                sets(
+                blocks(
                     field.terms().get(&folded).into_iter().collect(),
                     label(LeafKind::Keyword),
+                    partition,
                 )
             };
         }
@@ -345,18 +370,61 @@ impl<'c> Resolver<'c> {
         match tests.len() {
             0 => Node::Empty,
             1 => word_node(field, &tests[0], label(word_kind(&tests[0]))),
-            _ => Node::Verify {
-                candidates: Box::new(Node::And(
-                    tests
-                        .iter()
-                        .map(|t| word_node(field, t, word_label(leaf.id, t)))
-                        .collect(),
-                )),
-                field: leaf.id,
-                check: Check::Phrase(tests),
-                span,
-            },
+            _ => self.phrase(leaf, tests, span),
         }
+    }
+
+    /// Words that must occur consecutively in one value. Values of up to six words have
+    /// their word pairs indexed: a two-word phrase of plain words is one lookup there, a
+    /// longer one the intersection of its pairs, checked. Longer values (and phrases with
+    /// wildcard or CJK-substring words) are found from the words' postings and checked.
+    fn phrase(&self, leaf: &Leaf<'c, '_>, tests: Vec<WordTest>, span: Span) -> Node<'c> {
+        let field = leaf.field;
+        let verify = |candidates: Vec<Node<'c>>, tests: Vec<WordTest>| Node::Verify {
+            candidates: Box::new(Node::And(candidates)),
+            field: leaf.id,
+            check: Check::Phrase(tests),
+            span,
+        };
+        let word_nodes = |tests: &[WordTest]| -> Vec<Node<'c>> {
+            tests
+                .iter()
+                .map(|t| word_node(field, t, word_label(leaf.id, t)))
+                .collect()
+        };
+        let plain: Option<Vec<&str>> = tests
+            .iter()
+            .map(|t| match t {
+                WordTest::Is(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect();
+        let Some(plain) = plain else {
+            let candidates = word_nodes(&tests);
+            return verify(candidates, tests);
+        };
+        let pairs: Vec<Node<'c>> = plain
+            .windows(2)
+            .map(|two| {
+                let pair = format!("{} {}", two[0], two[1]);
+                let found = field.pairs().get(&pair).into_iter().collect();
+                sets(found, Label::Pair(leaf.id, pair))
+            })
+            .collect();
+        let short = if pairs.len() == 1 {
+            pairs.into_iter().next().expect("one pair")
+        } else {
+            verify(pairs, tests.clone())
+        };
+        if field.long_values().is_empty() {
+            return short;
+        }
+        let mut candidates = word_nodes(&tests);
+        candidates.push(sets(
+            vec![Postings::Bitmap(field.long_values())],
+            Label::Long(leaf.id),
+        ));
+        Node::Or(vec![short, verify(candidates, tests)])
     }
 
     fn range(
@@ -379,7 +447,11 @@ impl<'c> Resolver<'c> {
             .map(|i| numbers.postings(i))
             .chain(strings.range(lower, upper).map(|i| strings.postings(i)))
             .collect();
-        Ok(sets(all, Label::Term(span, leaf.id, LeafKind::Range)))
+        Ok(blocks(
+            all,
+            Label::Term(span, leaf.id, LeafKind::Range),
+            leaf.partition(true),
+        ))
     }
 }
 
@@ -391,13 +463,28 @@ struct Leaf<'c, 't> {
     typed: &'t str,
 }
 
+impl Leaf<'_, '_> {
+    /// The partition this field's keyword values (or numbers) make, if it is one.
+    fn partition(&self, numeric: bool) -> Option<Partition> {
+        self.field.single_valued().then_some(Partition {
+            field: self.id,
+            numeric,
+        })
+    }
+}
+
 fn sets<'c>(list: Vec<Postings<'c>>, label: Label) -> Node<'c> {
+    blocks(list, label, None)
+}
+
+fn blocks<'c>(list: Vec<Postings<'c>>, label: Label, partition: Option<Partition>) -> Node<'c> {
     if list.is_empty() {
         Node::Empty
     } else {
         Node::Sets {
             sets: SmallVec::from_vec(list),
             label,
+            partition,
         }
     }
 }

@@ -97,6 +97,7 @@ mod tests {
         Node::Sets {
             sets: smallvec![crate::index::Postings::Bitmap(b)],
             label: Label::Scope(String::new()),
+            partition: None,
         }
     }
 

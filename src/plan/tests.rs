@@ -66,17 +66,35 @@ AND  ~3 cost 10
 }
 
 #[test]
-fn phrase_checks_run_after_cheap_inputs() {
+fn phrases_in_short_values_are_one_pair_lookup() {
+    // Attack names are short (at most six words): the pair "flame burst" is looked up,
+    // no record is read, and it is as cheap as a keyword.
     let e = engine();
     assert_eq!(
         explain(&e, "pokemon", "attacks.name:\"flame burst\" types:fire"),
         "\
-AND  ~3 cost 203
+AND  ~3 cost 8
+  pair attacks.name:\"flame burst\"  ~3 cost 3
   keyword types:fire  ~5 cost 5
-  check phrase attacks.name:\"flame burst\"  ~3 cost 198
-    AND  ~3 cost 6
-      word attacks.name:flame  ~3 cost 3
-      word attacks.name:burst  ~3 cost 3
+"
+    );
+}
+
+#[test]
+fn phrase_checks_run_after_cheap_inputs() {
+    // Attack texts are long: the phrase is checked on the records holding both words in a
+    // long value, after the cheaper keyword.
+    let e = engine();
+    assert_eq!(
+        explain(&e, "pokemon", "attacks.text:\"this attack\" types:fire"),
+        "\
+AND  ~5 cost 489
+  keyword types:fire  ~5 cost 5
+  check phrase attacks.text:\"this attack\"  ~7 cost 484
+    AND  ~7 cost 36
+      word attacks.text:attack  ~7 cost 7
+      word attacks.text:this  ~13 cost 13
+      long values of attacks.text  ~16 cost 16
 "
     );
 }
@@ -174,4 +192,49 @@ fn errors_carry_the_span_of_what_they_are_about() {
     let err = Plan::new(&query, q, collection, collection.all(), None, None).unwrap_err();
     assert_eq!(&q[err.span().start..err.span().end], "[1 TO 2]");
     assert!(matches!(err.kind(), PlanErrorKind::NotNumeric { field } if field == "colors"));
+}
+
+#[test]
+fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
+    let e = engine();
+    let collection = e.catalog("pokemon").unwrap().cards();
+    for q in [
+        "rarity:common OR rarity:uncommon OR rarity:\"double rare\"",
+        "hp:[60 TO 200]",
+        "hp>=100 OR hp<=70",
+        "rarity:(common OR uncommon)",
+    ] {
+        let query = parse(q).unwrap();
+        let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+        let set = plan.execute().into_owned();
+        assert!(set.len() > 3, "{q}");
+        assert!(matches!(plan.matches(), Matches::Blocks(_)), "{q}");
+        assert_eq!(plan.matches().len(), set.len(), "{q}");
+        let all: Vec<u32> = set.iter().collect();
+        for (offset, limit) in [(0, 100), (0, 2), (1, 2), (2, 100), (all.len() as u64, 5)] {
+            let want: Vec<u32> = all
+                .iter()
+                .copied()
+                .skip(offset as usize)
+                .take(limit)
+                .collect();
+            assert_eq!(
+                plan.matches().page(offset, limit),
+                want,
+                "{q} {offset} {limit}"
+            );
+            assert_eq!(
+                Matches::Set(Cow::Borrowed(&set)).page(offset, limit),
+                want,
+                "{q} {offset} {limit}"
+            );
+        }
+    }
+    // Not one partition: subtypes hold several values per card, and an OR across two
+    // fields may share records.
+    for q in ["subtypes:basic OR subtypes:ex", "rarity:common OR hp:60"] {
+        let query = parse(q).unwrap();
+        let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+        assert!(matches!(plan.matches(), Matches::Set(_)), "{q}");
+    }
 }
