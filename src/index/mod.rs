@@ -28,6 +28,8 @@ pub use fields::{field_kind, snake_case, FieldKind};
 pub(crate) use vocab::VocabBuilder;
 pub use vocab::{NumVocab, Postings, Vocab, SMALL_POSTINGS};
 
+use std::sync::OnceLock;
+
 use roaring::RoaringBitmap;
 
 pub(crate) use hash::{FxHashMap, FxHasher};
@@ -135,7 +137,12 @@ impl Field {
 pub struct Index {
     fields: Vec<Field>,
     by_path: FxHashMap<Box<str>, FieldId>,
+    /// Per field, its value column once built (see [`Index::value_column`]).
+    columns: Box<[OnceLock<Option<ValueColumn>>]>,
 }
+
+/// Each record's value of one field, as its number in the field's terms.
+type ValueColumn = Box<[u16]>;
 
 impl Index {
     pub(crate) fn new(fields: Vec<Field>) -> Index {
@@ -144,7 +151,40 @@ impl Index {
             .enumerate()
             .map(|(i, f)| (f.path.clone(), FieldId(i as u32)))
             .collect();
-        Index { fields, by_path }
+        let columns = fields.iter().map(|_| OnceLock::new()).collect();
+        Index {
+            fields,
+            by_path,
+            columns,
+        }
+    }
+
+    /// For a single-valued keyword field of at most 65,535 values: each record's value, as
+    /// its number in [`Field::terms`] (`u16::MAX` for none), indexed by record id. Built on
+    /// first use (an intersection of a few records with a large value, such as
+    /// `printings:X AND rarity_code:SR`) and kept: two bytes a record, for the fields
+    /// queried that way only. `None` for other fields.
+    pub fn value_column(&self, id: FieldId) -> Option<&[u16]> {
+        self.columns[id.0 as usize]
+            .get_or_init(|| {
+                let field = self.field(id);
+                let terms = field.terms();
+                let usable = field.kind() == FieldKind::Keyword
+                    && field.single_valued()
+                    && terms.len() < usize::from(u16::MAX);
+                if !usable {
+                    return None;
+                }
+                let len = field.exists().max().map_or(0, |m| m as usize + 1);
+                let mut column = vec![u16::MAX; len].into_boxed_slice();
+                for i in 0..terms.len() {
+                    for record in terms.postings(i).iter() {
+                        column[record as usize] = i as u16;
+                    }
+                }
+                Some(column)
+            })
+            .as_deref()
     }
 
     /// Field number `id`.

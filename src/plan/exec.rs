@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use roaring::{MultiOps, RoaringBitmap};
 use smallvec::SmallVec;
 
-use super::{Check, Node, Plan};
+use super::{Check, Node, Partition, Plan};
 use crate::index::Postings;
 use crate::json::walk::Scalar;
 use crate::text::{fold, words};
@@ -148,7 +148,7 @@ impl<'c> Plan<'c> {
                 sets,
                 partition: Some(p),
                 ..
-            } if partition.is_none() || partition == Some(*p) => {
+            } if partition.is_none_or(|q: Partition| q.same_partition(p)) => {
                 partition = Some(*p);
                 for set in sets {
                     if !blocks.iter().any(|b| b.same(set)) {
@@ -271,6 +271,10 @@ impl<'c> Plan<'c> {
             if acc.is_empty() {
                 return acc;
             }
+            if let Some(kept) = self.filter_by_value(&acc, item) {
+                acc = Cow::Owned(kept);
+                continue;
+            }
             let next = self.eval(item, Some(&acc));
             acc = Cow::Owned(intersect(&acc, &next));
         }
@@ -282,6 +286,35 @@ impl<'c> Plan<'c> {
             *acc.to_mut() -= excluded.as_ref();
         }
         acc
+    }
+
+    /// `acc ∩ item` when `item` is one value of a single-valued keyword field and `acc` is
+    /// much smaller than it: each record of `acc` is checked against the field's value
+    /// column (one array read) instead of being searched for in the value's posting list.
+    fn filter_by_value(&self, acc: &RoaringBitmap, item: &Node<'c>) -> Option<RoaringBitmap> {
+        let Node::Sets {
+            sets,
+            partition:
+                Some(Partition {
+                    field,
+                    value: Some(value),
+                    ..
+                }),
+            ..
+        } = item
+        else {
+            return None;
+        };
+        let size: u64 = sets.iter().map(Postings::len).sum();
+        if acc.len().saturating_mul(LOOKUP_RATIO) > size {
+            return None;
+        }
+        let column = self.collection.index().value_column(*field)?;
+        let value = u16::try_from(*value).ok()?;
+        let kept = acc
+            .iter()
+            .filter(|&id| column.get(id as usize) == Some(&value));
+        Some(RoaringBitmap::from_sorted_iter(kept).unwrap_or_default())
     }
 
     /// Whether record `id` passes `check` on the field at `path`.

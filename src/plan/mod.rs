@@ -103,8 +103,18 @@ pub(crate) enum Node<'c> {
 /// union is the sum of their sizes, and their first ids merge without building it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Partition {
-    field: FieldId,
+    pub(crate) field: FieldId,
     numeric: bool,
+    /// When the node is exactly one keyword value: its number in the field's terms, for
+    /// [`Index::value_column`] lookups.
+    pub(crate) value: Option<u32>,
+}
+
+impl Partition {
+    /// Whether both are blocks of the same partition (whatever their values).
+    pub(crate) fn same_partition(&self, other: &Partition) -> bool {
+        self.field == other.field && self.numeric == other.numeric
+    }
 }
 
 /// A check of a text field's values, on one record.
@@ -324,10 +334,17 @@ impl<'c> Resolver<'c> {
                 let pattern = Pattern::new(&folded);
                 blocks(like(field, &pattern), label(LeafKind::Wildcard), partition)
             } else {
+                let found = field.terms().find(&folded);
                 blocks(
-                    field.terms().get(&folded).into_iter().collect(),
+                    found
+                        .map(|i| field.terms().postings(i))
+                        .into_iter()
+                        .collect(),
                     label(LeafKind::Keyword),
-                    partition,
+                    partition.map(|p| Partition {
+                        value: found.map(|i| i as u32),
+                        ..p
+                    }),
                 )
             };
         }
@@ -469,6 +486,7 @@ impl Leaf<'_, '_> {
         self.field.single_valued().then_some(Partition {
             field: self.id,
             numeric,
+            value: None,
         })
     }
 }

@@ -238,3 +238,50 @@ fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
         assert!(matches!(plan.matches(), Matches::Set(_)), "{q}");
     }
 }
+
+#[test]
+fn small_sets_are_filtered_by_a_value_column_like_an_intersection() {
+    // 20,000 generated cards: a set's few cards against a common rarity take the
+    // value-column path; every pair must equal the plain intersection of the postings.
+    let dir = std::env::temp_dir().join(format!("cardex-value-column-{}", std::process::id()));
+    crate::generate::write_snapshot(
+        &dir,
+        &crate::generate::Options {
+            cards: 20_000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let engine = Engine::open(&dir).unwrap();
+    let collection = engine.catalog("tcg").unwrap().cards();
+    let index = collection.index();
+    let field = |path: &str| index.field(index.lookup(path).unwrap());
+    let (printings, rarity) = (field("printings"), field("rarity_code"));
+    let column = index
+        .value_column(index.lookup("rarity_code").unwrap())
+        .expect("rarity_code is single-valued");
+    assert_eq!(column.len(), collection.len());
+    assert!(
+        index
+            .value_column(index.lookup("printings").unwrap())
+            .is_none(),
+        "printings hold several values"
+    );
+    let mut filtered = 0;
+    for (set, set_ids) in printings.terms().iter() {
+        for (code, code_ids) in rarity.terms().iter() {
+            let q = format!("printings:{set} AND rarity_code:{code}");
+            let want = set_ids.to_bitmap().into_owned() & code_ids.to_bitmap().as_ref();
+            let got = with_plan(&engine, "tcg", &q, |plan, _| plan.execute().into_owned());
+            assert_eq!(got, want, "{q}");
+            if set_ids.len() * 32 <= code_ids.len() {
+                filtered += 1;
+            }
+        }
+    }
+    assert!(
+        filtered > 10,
+        "the value-column path ran ({filtered} times)"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
