@@ -177,11 +177,26 @@ impl ChunkBuilder {
 
     /// The slot of term `term` of field `f`.
     fn term_slot(&mut self, f: usize, term: &str) -> u32 {
-        if let Some(&slot) = self.fields[f].terms.get(term) {
+        self.string_slot(f, term, |field| &mut field.terms)
+    }
+
+    /// The slot of word pair `pair` (`"w1 w2"`) of field `f`.
+    fn pair_slot(&mut self, f: usize, pair: &str) -> u32 {
+        self.string_slot(f, pair, |field| &mut field.pairs)
+    }
+
+    /// The slot of `key` in the map `map` picks from field `f`, made on first sight.
+    fn string_slot(
+        &mut self,
+        f: usize,
+        key: &str,
+        map: fn(&mut PartialField) -> &mut FxHashMap<Box<str>, u32>,
+    ) -> u32 {
+        if let Some(&slot) = map(&mut self.fields[f]).get(key) {
             return slot;
         }
         let slot = self.new_slot();
-        self.fields[f].terms.insert(term.into(), slot);
+        map(&mut self.fields[f]).insert(key.into(), slot);
         slot
     }
 
@@ -203,16 +218,6 @@ impl ChunkBuilder {
             &mut field.numeric_strings
         };
         map.insert(key, slot);
-        slot
-    }
-
-    /// The slot of word pair `pair` (`"w1 w2"`) of field `f`.
-    fn pair_slot(&mut self, f: usize, pair: &str) -> u32 {
-        if let Some(&slot) = self.fields[f].pairs.get(pair) {
-            return slot;
-        }
-        let slot = self.new_slot();
-        self.fields[f].pairs.insert(pair.into(), slot);
         slot
     }
 
