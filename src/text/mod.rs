@@ -124,6 +124,7 @@ pub fn words(folded: &str) -> Words<'_> {
     Words {
         rest: folded,
         pattern: false,
+        ascii: folded.is_ascii(),
     }
 }
 
@@ -133,6 +134,7 @@ pub fn pattern_words(folded: &str) -> Words<'_> {
     Words {
         rest: folded,
         pattern: true,
+        ascii: folded.is_ascii(),
     }
 }
 
@@ -141,6 +143,9 @@ pub fn pattern_words(folded: &str) -> Words<'_> {
 pub struct Words<'a> {
     rest: &'a str,
     pattern: bool,
+    /// The text is ASCII: words are runs of ASCII letters and digits, found byte by byte
+    /// (no CJK, no script changes).
+    ascii: bool,
 }
 
 impl<'a> Iterator for Words<'a> {
@@ -148,6 +153,18 @@ impl<'a> Iterator for Words<'a> {
 
     fn next(&mut self) -> Option<&'a str> {
         let pattern = self.pattern;
+        if self.ascii {
+            let bytes = self.rest.as_bytes();
+            let part = |b: u8| b.is_ascii_alphanumeric() || (pattern && (b == b'*' || b == b'?'));
+            let start = bytes.iter().position(|&b| part(b))?;
+            let end = bytes[start..]
+                .iter()
+                .position(|&b| !part(b))
+                .map_or(bytes.len(), |n| start + n);
+            let word = &self.rest[start..end];
+            self.rest = &self.rest[end..];
+            return Some(word);
+        }
         let is_wildcard = |c: char| pattern && (c == '*' || c == '?');
         let mut start = None;
         // Whether the current word is CJK; undecided while it holds only wildcards.
