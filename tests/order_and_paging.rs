@@ -167,3 +167,53 @@ fn order_by_several_keys_with_default_order_as_tie_breaker() {
         .unwrap();
     assert_eq!(spaced.record_ids(), page.record_ids());
 }
+
+#[test]
+fn hits_are_the_search_without_its_json() {
+    // `Catalog::hits` answers every request exactly as `search` does: the same total, and
+    // the record ids of the same page in the same order — default order, `order_by`, deep
+    // pages, language scopes, an OR of one field's values (counted without its union).
+    let requests = [
+        ("onepiece", SearchRequest::new("")),
+        (
+            "onepiece",
+            SearchRequest::new("printings:PRB01 AND rarity_code:SR"),
+        ),
+        (
+            "onepiece",
+            SearchRequest::new("rarity_code:SR OR rarity_code:SEC OR rarity_code:C").page_size(2),
+        ),
+        (
+            "onepiece",
+            SearchRequest::new("rarity_code:(SR OR SEC)")
+                .page(2)
+                .page_size(1),
+        ),
+        (
+            "pokemon",
+            SearchRequest::new("hp>=60")
+                .order_by("-hp,name")
+                .page_size(3),
+        ),
+        (
+            "pokemon",
+            SearchRequest::new("").lang("ja").page(2).page_size(4),
+        ),
+        ("pokemon", SearchRequest::new("rarity:common").page(99)),
+    ];
+    for (name, req) in requests {
+        let catalog = catalog(name);
+        let page = catalog.search(&req).unwrap();
+        let hits = catalog.hits(&req).unwrap();
+        assert_eq!(hits.total_count, page.total_count(), "{name} {req:?}");
+        assert_eq!(hits.record_ids, page.record_ids(), "{name} {req:?}");
+        assert_eq!(
+            hits.total_count,
+            catalog.count(&req).unwrap(),
+            "{name} {req:?}"
+        );
+    }
+    assert!(catalog("onepiece")
+        .hits(&SearchRequest::new("rarity_code:").page(0))
+        .is_err());
+}
