@@ -113,3 +113,30 @@ fn error_bodies_follow_the_contract() {
         "invalid `page` value `0`: pages count from 1"
     );
 }
+
+#[test]
+fn errors_come_in_a_fixed_order() {
+    // Paging, then the language, then `q` (syntax), then `order_by`, then `select` and
+    // `include`, then `q` against the catalog (fields): a request with several mistakes
+    // always reports the same one.
+    let err = |req: SearchRequest<'_>| {
+        let e = support::catalog("pokemon").search(&req).unwrap_err();
+        (e.code(), e.to_string())
+    };
+    let bad_q = "name:(";
+    let (code, text) = err(SearchRequest::new(bad_q).page(0).select("nope"));
+    assert_eq!(code, "invalid_parameter");
+    assert!(text.contains("`page`"), "paging first: {text}");
+    let (code, _) = err(SearchRequest::new(bad_q).lang("xx").select("nope"));
+    assert_eq!(code, "not_found", "then the language");
+    let (code, _) = err(SearchRequest::new(bad_q).order_by("nope").select("nope"));
+    assert_eq!(code, "invalid_query", "then the query's syntax");
+    let (code, text) = err(SearchRequest::new("name:x").order_by("nope").select("nope"));
+    assert_eq!(code, "invalid_parameter");
+    assert!(text.contains("order_by"), "then order_by: {text}");
+    let (code, text) = err(SearchRequest::new("nope:x").select("nope"));
+    assert_eq!(code, "invalid_parameter");
+    assert!(text.contains("select"), "then select: {text}");
+    let (code, _) = err(SearchRequest::new("nope:x").select("name"));
+    assert_eq!(code, "invalid_query", "then the query's fields");
+}

@@ -240,7 +240,8 @@ impl Catalog {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn hits(&self, req: &SearchRequest<'_>) -> Result<Hits> {
-        self.matches(Target::Cards, req, None)
+        let (hits, ()) = self.matches(Target::Cards, req, None, |_| Ok(()))?;
+        Ok(hits)
     }
 
     /// Searches the expansions, like [`Catalog::search`] (`include` does not apply).
@@ -393,9 +394,12 @@ impl Catalog {
         within: Option<Postings<'_>>,
     ) -> Result<Page> {
         let collection = self.collection(target);
-        let select = parse_select(collection, req.select)?;
-        let include = parse_include(target, req.include)?;
-        let hits = self.matches(target, req, within)?;
+        let (hits, (select, include)) = self.matches(target, req, within, |collection| {
+            Ok((
+                parse_select(collection, req.select)?,
+                parse_include(target, req.include)?,
+            ))
+        })?;
         Ok(Page::new(
             req.page,
             req.page_size,
@@ -406,18 +410,22 @@ impl Catalog {
     }
 
     /// The matches of a list request: how many, and the record ids of the requested page in
-    /// the requested order.
-    fn matches(
+    /// the requested order. `parameters` checks the request's other parameters, after
+    /// paging, language, `q` and `order_by` and before the query is planned, so errors come
+    /// in that order whatever asks.
+    fn matches<T>(
         &self,
         target: Target,
         req: &SearchRequest<'_>,
         within: Option<Postings<'_>>,
-    ) -> Result<Hits> {
+        parameters: impl FnOnce(&Collection) -> Result<T>,
+    ) -> Result<(Hits, T)> {
         req.validate_paging()?;
         let collection = self.collection(target);
         let universe = self.universe(target, req.lang)?;
         let query = query::parse(req.q)?;
         let order = parse_order(collection, req.order_by)?;
+        let checked = parameters(collection)?;
         let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
         let matches = plan.matches();
         let total_count = matches.len();
@@ -429,10 +437,11 @@ impl Catalog {
             let offset = usize::try_from(offset).unwrap_or(usize::MAX);
             sorted_page(collection, &matches.into_set(), &order, offset, limit)
         };
-        Ok(Hits {
+        let hits = Hits {
             total_count,
             record_ids,
-        })
+        };
+        Ok((hits, checked))
     }
 }
 
