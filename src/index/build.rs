@@ -125,6 +125,8 @@ struct ChunkBuilder {
     stack: Vec<u32>,
     doc: u32,
     scratch: String,
+    /// The key of one word pair, `"w1 w2"`, reused.
+    pair_scratch: String,
     /// Per slot: the last record added (to skip repeats) and how many records.
     last: Vec<u32>,
     count: Vec<u32>,
@@ -246,7 +248,7 @@ impl ChunkBuilder {
                     if value_words.len() > MAX_PAIRED_WORDS {
                         long = true;
                     } else {
-                        let mut pair = String::new();
+                        let mut pair = std::mem::take(&mut self.pair_scratch);
                         for two in value_words.windows(2) {
                             pair.clear();
                             pair.push_str(two[0]);
@@ -254,6 +256,7 @@ impl ChunkBuilder {
                             pair.push_str(two[1]);
                             slots.push(self.pair_slot(f, &pair));
                         }
+                        self.pair_scratch = pair;
                     }
                 }
             }
