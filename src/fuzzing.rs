@@ -56,3 +56,36 @@ pub fn check_roundtrip(text: &str) {
         "display is not stable for {text:?}"
     );
 }
+
+/// The loader's array splitter on any text agrees with serde_json: a JSON array is split
+/// into exactly the element texts serde_json finds; a text that is not one is either
+/// refused, or split into elements of which at least one does not parse (the loader
+/// parses every element, so it refuses the file either way).
+///
+/// # Panics
+///
+/// When a property fails: that is the finding.
+pub fn check_split_array(text: &str) {
+    use serde_json::value::RawValue;
+    let split = crate::json::scan::split_array(text);
+    let parsed: Result<Vec<&RawValue>, _> = serde_json::from_str(text);
+    match (split, parsed) {
+        (Some(elements), Ok(raws)) => {
+            let expected: Vec<&str> = raws.iter().map(|r| r.get()).collect();
+            assert_eq!(elements, expected, "split differently: {text:?}");
+        }
+        (None, Ok(_)) => panic!("a valid array refused: {text:?}"),
+        (Some(elements), Err(e)) => {
+            let refused = elements
+                .iter()
+                .any(|element| serde_json::from_str::<serde_json::Value>(element).is_err());
+            // The whole text nests one level deeper than its elements.
+            let too_deep = e.to_string().contains("recursion limit");
+            assert!(
+                refused || too_deep,
+                "an invalid array split into valid elements: {text:?}"
+            );
+        }
+        (None, Err(_)) => {}
+    }
+}

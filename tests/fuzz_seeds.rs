@@ -35,3 +35,8 @@ fn parse_seeds() {
 fn roundtrip_seeds() {
     assert!(replay("roundtrip", cardex::fuzzing::check_roundtrip) >= 50);
 }
+
+#[test]
+fn split_array_seeds() {
+    assert!(replay("split_array", cardex::fuzzing::check_split_array) >= 30);
+}

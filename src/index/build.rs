@@ -85,13 +85,82 @@ struct PartialField {
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.
     hint: usize,
-    /// The last string value seen here and the slots of its terms: many fields repeat
-    /// their values (`rarity`, `currency`, `language`), which then cost one compare.
+    /// The last string value seen here and its slots: many fields repeat their values
+    /// from one record to the next (`rarity`, `currency`, `language`), which then cost
+    /// one compare.
     memo_value: String,
-    memo_slots: Vec<u32>,
-    memo_number: Option<u32>,
-    memo_long: bool,
+    memo: ValueSlots,
     memo_valid: bool,
+    /// Values seen before and their slots, while this field's values repeat often
+    /// enough to be worth it (see [`ValueCache`]).
+    cache: ValueCache,
+}
+
+/// The slots one string value adds to a record: its terms and word pairs (a range of
+/// [`ValueCache::slots`]), its number when it is a whole number, and whether it is a long
+/// text value.
+#[derive(Debug, Clone, Copy, Default)]
+struct ValueSlots {
+    start: u32,
+    end: u32,
+    number: Option<u32>,
+    long: bool,
+}
+
+/// A field's values already folded and split, with their slots. Folding (Unicode
+/// normalisation for non-ASCII text), splitting into words and looking up each word and
+/// pair costs far more than one hash lookup of the raw value, and most fields draw their
+/// values from a small set (`attacks.name`, `types`, `artist`, prices' `condition`).
+/// Fields whose values rarely repeat (ids, flavor text) switch the cache off after a
+/// while, and then keep only the slots of the current value.
+#[derive(Debug)]
+struct ValueCache {
+    on: bool,
+    values: FxHashMap<Box<str>, ValueSlots>,
+    /// The slot lists of the cached values, then (at the end) the current uncached one.
+    slots: Vec<u32>,
+    /// Where the cached values' lists end.
+    kept: usize,
+    hits: u32,
+    misses: u32,
+}
+
+impl Default for ValueCache {
+    fn default() -> ValueCache {
+        ValueCache {
+            on: true,
+            values: FxHashMap::default(),
+            slots: Vec::new(),
+            kept: 0,
+            hits: 0,
+            misses: 0,
+        }
+    }
+}
+
+impl ValueCache {
+    /// Misses after which a field that hits less than once in [`Self::HIT_RATIO`] misses
+    /// stops caching.
+    const TRIAL: u32 = 512;
+    const HIT_RATIO: u32 = 4;
+
+    fn get(&mut self, value: &str) -> Option<ValueSlots> {
+        if !self.on {
+            return None;
+        }
+        let found = self.values.get(value).copied();
+        match found {
+            Some(_) => self.hits += 1,
+            None => {
+                self.misses += 1;
+                if self.misses > Self::TRIAL && self.hits * Self::HIT_RATIO < self.misses {
+                    self.on = false;
+                    self.values = FxHashMap::default();
+                }
+            }
+        }
+        found
+    }
 }
 
 impl PartialField {
@@ -110,10 +179,9 @@ impl PartialField {
             children: Vec::new(),
             hint: 0,
             memo_value: String::new(),
-            memo_slots: Vec::new(),
-            memo_number: None,
-            memo_long: false,
+            memo: ValueSlots::default(),
             memo_valid: false,
+            cache: ValueCache::default(),
         }
     }
 }
@@ -159,7 +227,7 @@ impl ChunkBuilder {
         let n = node.children.len();
         for probe in 0..n {
             let i = (node.hint + probe) % n;
-            if &*node.children[i].0 == key {
+            if same_text(&node.children[i].0, key) {
                 node.hint = i + 1;
                 return node.children[i].1;
             }
@@ -226,63 +294,84 @@ impl ChunkBuilder {
     /// Records that the current record holds the string `value` at field `f`.
     fn add_str(&mut self, f: usize, value: &str) {
         let doc = self.doc;
-        let field = &self.fields[f];
-        if !(field.memo_valid && field.memo_value == value) {
-            let mut scratch = std::mem::take(&mut self.scratch);
-            scratch.clear();
-            fold_into(value, &mut scratch);
-            let mut slots = std::mem::take(&mut self.fields[f].memo_slots);
-            slots.clear();
-            let mut long = false;
-            match self.fields[f].kind {
-                FieldKind::Keyword => slots.push(self.term_slot(f, &scratch)),
-                FieldKind::Text => {
-                    let mut value_words: smallvec::SmallVec<[&str; MAX_PAIRED_WORDS + 1]> =
-                        smallvec::SmallVec::new();
-                    for word in words(&scratch) {
-                        slots.push(self.term_slot(f, word));
-                        if value_words.len() <= MAX_PAIRED_WORDS {
-                            value_words.push(word);
-                        }
-                    }
-                    if value_words.len() > MAX_PAIRED_WORDS {
-                        long = true;
-                    } else {
-                        let mut pair = std::mem::take(&mut self.pair_scratch);
-                        for two in value_words.windows(2) {
-                            pair.clear();
-                            pair.push_str(two[0]);
-                            pair.push(' ');
-                            pair.push_str(two[1]);
-                            slots.push(self.pair_slot(f, &pair));
-                        }
-                        self.pair_scratch = pair;
-                    }
-                }
-            }
-            let number = whole_number(value).map(|x| self.number_slot(f, x, false));
+        let field = &mut self.fields[f];
+        if !(field.memo_valid && same_text(&field.memo_value, value)) {
+            let memo = match field.cache.get(value) {
+                Some(cached) => cached,
+                None => self.value_slots(f, value),
+            };
             let field = &mut self.fields[f];
-            field.memo_slots = slots;
-            field.memo_number = number;
-            field.memo_long = long;
+            field.memo = memo;
             field.memo_value.clear();
             field.memo_value.push_str(value);
             field.memo_valid = true;
-            self.scratch = scratch;
         }
-        for i in 0..self.fields[f].memo_slots.len() {
-            let slot = self.fields[f].memo_slots[i];
+        let memo = self.fields[f].memo;
+        for i in memo.start..memo.end {
+            let slot = self.fields[f].cache.slots[i as usize];
             self.add(slot, doc);
         }
-        if let Some(slot) = self.fields[f].memo_number {
+        if let Some(slot) = memo.number {
             self.add(slot, doc);
         }
-        if self.fields[f].memo_long {
+        if memo.long {
             if self.fields[f].long == u32::MAX {
                 self.fields[f].long = self.new_slot();
             }
             self.add(self.fields[f].long, doc);
         }
+    }
+
+    /// Folds and splits a string value of field `f` not met (or not cached) before, and
+    /// finds the slots of its terms, word pairs and number; caches them while the field
+    /// caches.
+    fn value_slots(&mut self, f: usize, value: &str) -> ValueSlots {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        fold_into(value, &mut scratch);
+        let mut cache = std::mem::take(&mut self.fields[f].cache);
+        cache.slots.truncate(cache.kept);
+        let start = cache.slots.len() as u32;
+        let mut long = false;
+        match self.fields[f].kind {
+            FieldKind::Keyword => cache.slots.push(self.term_slot(f, &scratch)),
+            FieldKind::Text => {
+                let mut value_words: smallvec::SmallVec<[&str; MAX_PAIRED_WORDS + 1]> =
+                    smallvec::SmallVec::new();
+                for word in words(&scratch) {
+                    cache.slots.push(self.term_slot(f, word));
+                    if value_words.len() <= MAX_PAIRED_WORDS {
+                        value_words.push(word);
+                    }
+                }
+                if value_words.len() > MAX_PAIRED_WORDS {
+                    long = true;
+                } else {
+                    let mut pair = std::mem::take(&mut self.pair_scratch);
+                    for two in value_words.windows(2) {
+                        pair.clear();
+                        pair.push_str(two[0]);
+                        pair.push(' ');
+                        pair.push_str(two[1]);
+                        cache.slots.push(self.pair_slot(f, &pair));
+                    }
+                    self.pair_scratch = pair;
+                }
+            }
+        }
+        let slots = ValueSlots {
+            start,
+            end: cache.slots.len() as u32,
+            number: whole_number(value).map(|x| self.number_slot(f, x, false)),
+            long,
+        };
+        if cache.on {
+            cache.values.insert(value.into(), slots);
+            cache.kept = cache.slots.len();
+        }
+        self.fields[f].cache = cache;
+        self.scratch = scratch;
+        slots
     }
 
     /// Packs the chunk: counting-sorts the pairs into runs by slot, and lists each field's
@@ -379,6 +468,19 @@ impl Visit for ChunkBuilder {
         }
         self.add(exists, self.doc);
     }
+}
+
+/// Whether two strings are equal; short ones (most keys and many values) compared inline
+/// rather than through a `memcmp` call, which costs more than the compare itself here.
+#[inline]
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len()
+        && if a.len() <= 16 {
+            a.iter().zip(b).all(|(x, y)| x == y)
+        } else {
+            a == b
+        }
 }
 
 /// A walked chunk: its ids grouped by slot, and its fields.

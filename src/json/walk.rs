@@ -9,6 +9,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::scan::quote_or_backslash;
+
 /// A scalar JSON value (`null` is never reported: it counts as absent).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Scalar<'a> {
@@ -64,14 +66,14 @@ impl<'a> Cursor<'a> {
         let start = self.i + 1;
         let mut j = start;
         let mut escaped = false;
-        while j < self.b.len() {
-            match self.b[j] {
-                b'"' => break,
-                b'\\' => {
+        loop {
+            j = quote_or_backslash(self.b, j);
+            match self.b.get(j) {
+                Some(b'\\') => {
                     escaped = true;
                     j += 2;
                 }
-                _ => j += 1,
+                _ => break,
             }
         }
         let end = j.min(self.b.len());
@@ -86,11 +88,11 @@ impl<'a> Cursor<'a> {
 
     fn skip_string(&mut self) {
         let mut j = self.i + 1;
-        while j < self.b.len() {
-            match self.b[j] {
-                b'"' => break,
-                b'\\' => j += 2,
-                _ => j += 1,
+        loop {
+            j = quote_or_backslash(self.b, j);
+            match self.b.get(j) {
+                Some(b'\\') => j += 2,
+                _ => break,
             }
         }
         self.i = (j + 1).min(self.b.len());

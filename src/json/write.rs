@@ -67,13 +67,14 @@ pub(crate) struct Strip {
 pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = s.as_bytes();
-    if !bytes.iter().any(|&b| needs_escape(b)) {
+    let first = super::scan::needing_escape(bytes);
+    if first == bytes.len() {
         out.extend_from_slice(bytes);
         out.push(b'"');
         return;
     }
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    for (i, &b) in bytes.iter().enumerate().skip(first) {
         if !needs_escape(b) {
             continue;
         }

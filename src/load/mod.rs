@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 use order::{order_cards, order_expansions};
 pub(crate) use record::Chunk;
 use record::{ChunkOut, Preparer, RecordKind, Str};
-use serde_json::value::RawValue;
 
 use crate::index::FxHashMap;
 use crate::par;
@@ -288,9 +287,11 @@ struct FileOutput {
     records: Vec<Prepared>,
 }
 
-/// Reads one file of records and prepares them: one validating scan splits the array into
-/// raw records (JSON syntax errors come from here, with line and column); then chunks of
-/// records are transcoded in parallel, each chunk into one buffer.
+/// Reads one file of records and prepares them: a fast scan splits the array into its
+/// records' texts (checking only the array's punctuation); then chunks of records are
+/// transcoded in parallel, each chunk into one buffer, and the transcoder's full parse
+/// validates every record. Only a file that fails somewhere is parsed again as a whole,
+/// so that a JSON syntax error comes first and with its line and column in the file.
 fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<FileOutput, LoadError> {
     buffer.clear();
     let mut file = fs::File::open(path).map_err(|e| LoadError::io(path, e))?;
@@ -305,14 +306,25 @@ fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<File
             LoadErrorKind::NotAnArray { found },
         ));
     }
-    let raws: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
-        // The raw scan skips values and words some errors less helpfully ("key must be a
-        // string" for a trailing comma); serde_json's full parser says it better, at the
-        // same place. Only a broken file pays for the second parse.
-        let better = serde_json::from_str::<serde_json::Value>(text).err();
-        json_error(path, better.as_ref().unwrap_or(&e))
-    })?;
-    let chunks: Vec<(usize, &[&RawValue])> = raws
+    // A JSON syntax error anywhere in the file is reported before any rule a record breaks
+    // (the first error in file order), with serde_json's own words and position.
+    let syntax_error = || {
+        serde_json::from_str::<serde_json::Value>(text)
+            .err()
+            .map(|e| json_error(path, &e))
+    };
+    let Some(raws) = crate::json::scan::split_array(text) else {
+        return Err(syntax_error().unwrap_or_else(|| {
+            // Unreachable for a text the splitter refuses; said plainly all the same.
+            let kind = LoadErrorKind::Json {
+                line: 1,
+                column: 1,
+                message: "malformed array".into(),
+            };
+            LoadError::new(Some(path), kind)
+        }));
+    };
+    let chunks: Vec<(usize, &[&str])> = raws
         .chunks(RECORDS_PER_CHUNK)
         .enumerate()
         .map(|(i, c)| (i * RECORDS_PER_CHUNK, c))
@@ -321,13 +333,13 @@ fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<File
         let mut preparer = Preparer::default();
         let mut out = ChunkOut {
             // Room for the source text, plus the `printings` member most cards gain.
-            text: Vec::with_capacity(chunk.iter().map(|r| r.get().len() + 48).sum()),
+            text: Vec::with_capacity(chunk.iter().map(|r| r.len() + 48).sum()),
             ..ChunkOut::default()
         };
         let records = chunk
             .iter()
             .enumerate()
-            .map(|(i, raw)| preparer.prepare(kind, raw.get(), base + i, &mut out))
+            .map(|(i, raw)| preparer.prepare(kind, raw, base + i, &mut out))
             .collect::<Result<Vec<Prepared>, LoadError>>()?;
         let text = String::from_utf8(out.text)
             .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
@@ -345,6 +357,11 @@ fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<File
         chunks: Vec::new(),
         records: Vec::with_capacity(raws.len()),
     };
+    if done.iter().any(|chunk| chunk.is_err()) {
+        if let Some(error) = syntax_error() {
+            return Err(error);
+        }
+    }
     for chunk in done {
         let (chunk, records) = chunk.map_err(|e: LoadError| e.in_file(path))?;
         let number = output.chunks.len() as u32;

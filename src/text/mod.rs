@@ -65,7 +65,41 @@ pub fn fold_into(s: &str, out: &mut String) {
     }
 }
 
+/// Folds a text that is not all ASCII. Only the parts around non-ASCII characters go
+/// through normalisation: a boundary between two ASCII characters is a boundary for NFKC,
+/// NFD and NFC alike (ASCII characters are starters that never decompose, and never
+/// compose with what precedes them), and lower-casing and quote mapping work character by
+/// character. So the runs of ASCII characters followed by ASCII are only lower-cased, and
+/// each stretch between them is folded on its own, with the same result as folding the
+/// whole text at once.
 fn fold_non_ascii(s: &str, out: &mut String) {
+    let bytes = s.as_bytes();
+    let plain = |i: usize| bytes[i].is_ascii() && bytes.get(i + 1).is_none_or(u8::is_ascii);
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && plain(i) {
+            i += 1;
+        }
+        let at = out.len();
+        out.push_str(&s[start..i]);
+        out[at..].make_ascii_lowercase();
+        if i == bytes.len() {
+            break;
+        }
+        // A stretch starting at an ASCII character followed by a non-ASCII one, or at a
+        // non-ASCII character; it ends before an ASCII character, so on a char boundary.
+        let start = i;
+        i += 1;
+        while i < bytes.len() && !plain(i) {
+            i += 1;
+        }
+        fold_stretch(&s[start..i], out);
+    }
+}
+
+/// Folds `s` as a whole, through the three normalisations (see the module docs).
+fn fold_stretch(s: &str, out: &mut String) {
     let lowered: String = s
         .nfkc()
         .flat_map(char::to_lowercase)
@@ -246,6 +280,30 @@ fn char_width(c: char) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Characters that test the stretch boundaries: ASCII letters and spaces, combining
+    /// marks that attach to an ASCII letter, precomposed and compatibility characters,
+    /// kana with and without voicing marks, half- and full-width forms, Hangul jamo that
+    /// compose, typographic quotes.
+    const MIXED: &[char] = &[
+        'a', 'E', 'z', ' ', '-', '\'', '1', '\u{301}', '\u{308}', '\u{327}', '\u{3099}',
+        '\u{309A}', 'é', 'Å', 'ß', 'İ', 'ǅ', '㎏', 'ﬁ', 'ト', 'ド', 'ｶ', 'ﾞ', 'Ｓ', '１',
+        '\u{1100}', '\u{1161}', '\u{11A8}', '’', '“', '×', '炎', 'Ω', '\u{212B}',
+    ];
+
+    proptest! {
+        /// Folding stretch by stretch gives what folding the whole text at once gives.
+        #[test]
+        fn folding_by_stretches_is_folding_the_whole(
+            chars in proptest::collection::vec(proptest::sample::select(MIXED), 0..24)
+        ) {
+            let text: String = chars.into_iter().collect();
+            let mut whole = String::new();
+            fold_stretch(&text, &mut whole);
+            prop_assert_eq!(fold(&text).into_owned(), whole);
+        }
+    }
 
     #[test]
     fn fold_rules() {
