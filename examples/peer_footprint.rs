@@ -7,7 +7,13 @@
 //! cargo run --release --example peer_footprint -- tantivy target/bench-data/tcg-1000000
 //! cargo run --release --example peer_footprint -- sqlite  target/bench-data/tcg-1000000
 //! cargo run --release --example peer_footprint -- scan    target/bench-data/tcg-1000000
+//! cargo run --release --example peer_footprint -- serde   target/bench-data/tcg-1000000
+//! cargo run --release --example peer_footprint -- serde-parallel target/bench-data/tcg-1000000
 //! ```
+//!
+//! `serde` and `serde-parallel` are not engines but a yardstick for the machine: the least
+//! any loader must do, a validating `serde_json` parse of every record file that builds
+//! nothing (`serde::de::IgnoredAny`), on one thread or on all (rayon, file by file).
 //!
 //! A peer's load is everything from the files to a queryable engine: reading and parsing
 //! the JSON with serde (in parallel), the same folding and word splitting as cardex, then
@@ -25,7 +31,7 @@ use peer_engines::{read_cards, resident_bytes, scan::Scan, sqlite::Sqlite, tanti
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [engine, dir] = args.as_slice() else {
-        eprintln!("usage: peer_footprint cardex|tantivy|sqlite|scan SNAPSHOT_DIR");
+        eprintln!("usage: peer_footprint cardex|tantivy|sqlite|scan|serde|serde-parallel SNAPSHOT_DIR");
         std::process::exit(2);
     };
     let dir = PathBuf::from(dir);
@@ -37,6 +43,21 @@ fn main() {
         "tantivy" => Box::new(Tantivy::new(&read_cards(&dir, "tcg"))),
         "sqlite" => Box::new(Sqlite::new(&read_cards(&dir, "tcg"))),
         "scan" => Box::new(Scan::new(read_cards(&dir, "tcg"))),
+        "serde" => Box::new(
+            record_files(&dir)
+                .iter()
+                .map(|f| parse_values(f))
+                .collect::<Vec<_>>(),
+        ),
+        "serde-parallel" => {
+            use rayon::prelude::*;
+            Box::new(
+                record_files(&dir)
+                    .par_iter()
+                    .map(|f| parse_values(f))
+                    .collect::<Vec<_>>(),
+            )
+        }
         other => {
             eprintln!("unknown engine `{other}`");
             std::process::exit(2);
@@ -54,6 +75,29 @@ fn main() {
         mib(compact)
     );
     drop(held);
+}
+
+/// Every record file of the snapshot (cards and expansions), in name order.
+fn record_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for sub in ["tcg/cards", "tcg/expansions"] {
+        for entry in std::fs::read_dir(dir.join(sub))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    files
+}
+
+/// One record file read and parsed, building nothing: its number of records.
+fn parse_values(file: &std::path::Path) -> usize {
+    let records: Vec<serde::de::IgnoredAny> =
+        serde_json::from_slice(&std::fs::read(file).expect("read")).expect("JSON");
+    records.len()
 }
 
 /// The snapshot's records as compact JSON (what cardex serves), in bytes.
