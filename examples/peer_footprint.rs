@@ -31,7 +31,9 @@ use peer_engines::{read_cards, resident_bytes, scan::Scan, sqlite::Sqlite, tanti
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [engine, dir] = args.as_slice() else {
-        eprintln!("usage: peer_footprint cardex|tantivy|sqlite|scan|serde|serde-parallel SNAPSHOT_DIR");
+        eprintln!(
+            "usage: peer_footprint cardex|tantivy|sqlite|scan|serde|serde-parallel SNAPSHOT_DIR"
+        );
         std::process::exit(2);
     };
     let dir = PathBuf::from(dir);

@@ -77,6 +77,8 @@ pub mod load;
 pub(crate) mod par;
 pub mod plan;
 pub mod query;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod store;
 pub mod text;
 

@@ -1,5 +1,6 @@
 //! The `cardex` command (contract section 5): search, get and list over a snapshot;
-//! `import` a public data set and `generate` a synthetic one into a snapshot folder.
+//! `import` a public data set and `generate` a synthetic one into a snapshot folder;
+//! `serve` the HTTP service (feature `server`) and manage its `accounts`.
 //!
 //! Exit status: 0 on success; 2 for a bad request (query, parameter, unknown catalog,
 //! language, card or expansion) or a command line that cannot be carried out (an output
@@ -61,6 +62,15 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Run the HTTP service of contract section 4 until SIGINT or SIGTERM.
+    #[cfg(feature = "server")]
+    Serve(ServeArgs),
+    /// Manage the accounts file of `cardex serve`.
+    #[cfg(feature = "server")]
+    Accounts {
+        #[command(subcommand)]
+        command: AccountsCommand,
+    },
     /// Convert a public data set into a cardex snapshot folder.
     Import {
         /// The data set's layout.
@@ -75,6 +85,50 @@ enum Command {
         /// Replace the output if it exists.
         #[arg(long)]
         force: bool,
+    },
+}
+
+#[cfg(feature = "server")]
+#[derive(Debug, Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    data: DataArg,
+    /// Where to listen.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: std::net::SocketAddr,
+    /// The accounts file (teams, plans, key hashes, credit costs). Without it the server
+    /// runs open, for local use: no credentials, no rate limit, no credits.
+    #[arg(long, value_name = "FILE")]
+    accounts: Option<PathBuf>,
+    /// The credit ledger [default: the accounts file with extension `ledger`].
+    #[arg(long, value_name = "FILE", requires = "accounts")]
+    ledger: Option<PathBuf>,
+    /// Seconds between refreshes of the usage figures (spec 4.2: 20 to 30 minutes).
+    #[arg(long, value_name = "SECS", default_value_t = 1200)]
+    usage_refresh: u64,
+    /// The longest a request may take, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    request_timeout: u64,
+}
+
+#[cfg(feature = "server")]
+#[derive(Debug, Subcommand)]
+enum AccountsCommand {
+    /// Make a new API key for a team (creating the team if needed), store its hash, and
+    /// print the key: the only time it is shown.
+    AddKey {
+        /// The accounts file (created if missing).
+        #[arg(long, value_name = "FILE")]
+        accounts: PathBuf,
+        /// The team id (1 to 64 letters, digits, `_` or `-`).
+        #[arg(long)]
+        team: String,
+        /// The plan's credits, for a new team.
+        #[arg(long, default_value_t = 50_000)]
+        total_credits: u64,
+        /// The cost per credit past the plan's, for a new team.
+        #[arg(long, default_value_t = 0.002)]
+        overage_credit_rate: f64,
     },
 }
 
@@ -186,6 +240,9 @@ enum Failure {
     Request(Error),
     /// A command line that cannot be carried out as given.
     Usage(String),
+    /// The server could not start or stopped with an error (or an accounts file is bad).
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    Serve(String),
     Io(io::Error),
 }
 
@@ -208,6 +265,10 @@ fn main() -> ExitCode {
         Err(Failure::Usage(message)) => {
             eprintln!("error: {message}");
             ExitCode::from(2)
+        }
+        Err(Failure::Serve(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
         }
         // A closed stdout (`cardex search ... | head`) is not an error worth a message.
         Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -291,6 +352,53 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 start.elapsed().as_secs_f64()
             );
             return Ok(());
+        }
+        #[cfg(feature = "server")]
+        Command::Serve(args) => {
+            let mut config = cardex::server::ServeConfig::new(args.data.path(), args.addr);
+            config.accounts = args.accounts;
+            config.ledger = args.ledger;
+            config.usage_refresh = std::time::Duration::from_secs(args.usage_refresh.max(1));
+            config.request_timeout = std::time::Duration::from_millis(args.request_timeout.max(1));
+            return cardex::server::run(config).map_err(Failure::Serve);
+        }
+        #[cfg(feature = "server")]
+        Command::Accounts {
+            command:
+                AccountsCommand::AddKey {
+                    accounts: path,
+                    team,
+                    total_credits,
+                    overage_credit_rate,
+                },
+        } => {
+            use cardex::server::accounts::{Accounts, Plan};
+            let mut accounts = if path.exists() {
+                Accounts::read(&path).map_err(|e| Failure::Serve(e.to_string()))?
+            } else {
+                Accounts::default()
+            };
+            if !overage_credit_rate.is_finite() || overage_credit_rate < 0.0 {
+                return Err(Failure::Usage(
+                    "--overage-credit-rate must be a number ≥ 0".into(),
+                ));
+            }
+            let plan = Plan {
+                total_credits,
+                overage_credit_rate,
+            };
+            let key = accounts
+                .add_key(&team, plan, cardex::server::unix_now())
+                .map_err(Failure::Usage)?;
+            accounts
+                .write(&path)
+                .map_err(|e| Failure::Serve(e.to_string()))?;
+            eprintln!(
+                "added a key for team `{team}` to {}; it is shown once, store it now:",
+                path.display()
+            );
+            writeln!(out, "{key}").map_err(Failure::Io)?;
+            return out.flush().map_err(Failure::Io);
         }
         Command::Import {
             format: ImportFormat::PokemonTcgData,

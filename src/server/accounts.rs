@@ -1,0 +1,471 @@
+//! The accounts file: teams, their plans, their API keys (stored only as SHA-256 hashes),
+//! and the credit cost of each endpoint; checking a request's `X-Api-Key` / `X-Team-ID`
+//! against it in constant time; making new keys.
+//!
+//! The file is JSON (SERVER.md in the repository describes it):
+//!
+//! ```json
+//! {
+//!   "teams": [
+//!     {
+//!       "id": "acme",
+//!       "plan": { "total_credits": 100000, "overage_credit_rate": 0.002 },
+//!       "keys": [ { "sha256": "9f86d08…", "created": 1763800000 } ]
+//!     }
+//!   ],
+//!   "credit_costs": { "cards": 1, "card": 1, "expansion_cards": 1, "expansions": 1,
+//!                     "expansion": 1, "usage": 0 }
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// What a team pays for: the credits of its plan, and the price of each credit past them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Credits included in the plan (spec 2.5).
+    pub total_credits: u64,
+    /// Cost per credit used past `total_credits` (spec 2.5, 8.3).
+    pub overage_credit_rate: f64,
+}
+
+/// One API key of a team, as stored: never the key itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredKey {
+    /// Lower-case hex SHA-256 of the key.
+    pub sha256: String,
+    /// When the key was made, in Unix seconds.
+    #[serde(default)]
+    pub created: u64,
+}
+
+/// A team: its id (the `X-Team-ID` header), plan and keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Team {
+    /// The team's id: 1 to 64 ASCII letters, digits, `_` or `-`.
+    pub id: String,
+    /// The team's plan.
+    pub plan: Plan,
+    /// The team's keys.
+    #[serde(default)]
+    pub keys: Vec<StoredKey>,
+}
+
+/// The endpoints, as the credit table names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// `/{catalog}/v1[/{lang}]/cards`
+    Cards,
+    /// `/{catalog}/v1/cards/{id}`
+    Card,
+    /// `/{catalog}/v1/expansions/{id}/cards`
+    ExpansionCards,
+    /// `/{catalog}/v1[/{lang}]/expansions`
+    Expansions,
+    /// `/{catalog}/v1/expansions/{id}`
+    Expansion,
+    /// `/account/v1/usage`
+    Usage,
+}
+
+impl Endpoint {
+    /// Every endpoint, in the order of contract section 4.
+    pub const ALL: [Endpoint; 6] = [
+        Endpoint::Cards,
+        Endpoint::Card,
+        Endpoint::ExpansionCards,
+        Endpoint::Expansions,
+        Endpoint::Expansion,
+        Endpoint::Usage,
+    ];
+
+    /// The endpoint's name in the credit table (and in logs).
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::Cards => "cards",
+            Endpoint::Card => "card",
+            Endpoint::ExpansionCards => "expansion_cards",
+            Endpoint::Expansions => "expansions",
+            Endpoint::Expansion => "expansion",
+            Endpoint::Usage => "usage",
+        }
+    }
+}
+
+/// What each endpoint costs, in credits: 1 for every catalog endpoint and 0 for the usage
+/// endpoint unless the accounts file says otherwise (the spec leaves the costs open, 4.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CreditCosts {
+    /// `/{catalog}/v1[/{lang}]/cards`
+    pub cards: u64,
+    /// `/{catalog}/v1/cards/{id}`
+    pub card: u64,
+    /// `/{catalog}/v1/expansions/{id}/cards`
+    pub expansion_cards: u64,
+    /// `/{catalog}/v1[/{lang}]/expansions`
+    pub expansions: u64,
+    /// `/{catalog}/v1/expansions/{id}`
+    pub expansion: u64,
+    /// `/account/v1/usage`
+    pub usage: u64,
+}
+
+impl Default for CreditCosts {
+    fn default() -> CreditCosts {
+        CreditCosts {
+            cards: 1,
+            card: 1,
+            expansion_cards: 1,
+            expansions: 1,
+            expansion: 1,
+            usage: 0,
+        }
+    }
+}
+
+impl CreditCosts {
+    /// The cost of one successful request to `endpoint`.
+    pub fn of(&self, endpoint: Endpoint) -> u64 {
+        match endpoint {
+            Endpoint::Cards => self.cards,
+            Endpoint::Card => self.card,
+            Endpoint::ExpansionCards => self.expansion_cards,
+            Endpoint::Expansions => self.expansions,
+            Endpoint::Expansion => self.expansion,
+            Endpoint::Usage => self.usage,
+        }
+    }
+}
+
+/// The accounts file, as read or written.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accounts {
+    /// The teams.
+    #[serde(default)]
+    pub teams: Vec<Team>,
+    /// What each endpoint costs.
+    #[serde(default)]
+    pub credit_costs: CreditCosts,
+}
+
+/// Why an accounts file was refused.
+#[derive(Debug)]
+pub enum AccountsError {
+    /// The file could not be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file is not a valid accounts document.
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Where and why.
+        message: String,
+    },
+}
+
+impl fmt::Display for AccountsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccountsError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            AccountsError::Invalid { path, message } => {
+                write!(f, "{}: invalid accounts file: {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for AccountsError {}
+
+/// Whether `id` is a valid team id: 1 to 64 ASCII letters, digits, `_` or `-`.
+pub fn valid_team_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+impl Accounts {
+    /// Reads and checks an accounts file: team ids valid and unique, key hashes 64 hex
+    /// digits, rates finite and not negative.
+    ///
+    /// # Errors
+    ///
+    /// [`AccountsError`], naming the file and the problem.
+    pub fn read(path: &Path) -> Result<Accounts, AccountsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| AccountsError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let invalid = |message: String| AccountsError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let accounts: Accounts = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        let mut seen = std::collections::HashSet::new();
+        for team in &accounts.teams {
+            if !valid_team_id(&team.id) {
+                return Err(invalid(format!(
+                    "team id `{}` is not 1 to 64 letters, digits, `_` or `-`",
+                    team.id
+                )));
+            }
+            if !seen.insert(team.id.as_str()) {
+                return Err(invalid(format!("team `{}` is listed twice", team.id)));
+            }
+            let rate = team.plan.overage_credit_rate;
+            if !rate.is_finite() || rate < 0.0 {
+                return Err(invalid(format!(
+                    "team `{}`: overage_credit_rate must be a number ≥ 0",
+                    team.id
+                )));
+            }
+            for key in &team.keys {
+                if key.sha256.len() != 64
+                    || !key
+                        .sha256
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                {
+                    return Err(invalid(format!(
+                        "team `{}`: a key's sha256 is not 64 lower-case hex digits",
+                        team.id
+                    )));
+                }
+            }
+        }
+        Ok(accounts)
+    }
+
+    /// Writes the file atomically (a temporary file renamed over it).
+    ///
+    /// # Errors
+    ///
+    /// The file system's.
+    pub fn write(&self, path: &Path) -> Result<(), AccountsError> {
+        let io = |source| AccountsError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut text = serde_json::to_string_pretty(self).expect("accounts serialise");
+        text.push('\n');
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(io)
+    }
+
+    /// Makes a new random key for team `team` (creating the team with `plan` if it does
+    /// not exist), stores its hash and returns the key: the only time it is seen.
+    ///
+    /// # Errors
+    ///
+    /// An invalid team id, or no randomness from the OS.
+    pub fn add_key(&mut self, team: &str, plan: Plan, now: u64) -> Result<String, String> {
+        if !valid_team_id(team) {
+            return Err(format!(
+                "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
+            ));
+        }
+        let key = new_key()?;
+        let stored = StoredKey {
+            sha256: hash_key(&key),
+            created: now,
+        };
+        match self.teams.iter_mut().find(|t| t.id == team) {
+            Some(t) => t.keys.push(stored),
+            None => self.teams.push(Team {
+                id: team.to_string(),
+                plan,
+                keys: vec![stored],
+            }),
+        }
+        Ok(key)
+    }
+}
+
+/// A new API key: `cdx_` and 64 hex digits of OS randomness (256 bits).
+fn new_key() -> Result<String, String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the OS: {e}"))?;
+    Ok(format!("cdx_{}", hex(&bytes)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use fmt::Write;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// The stored form of a key: lower-case hex SHA-256.
+pub fn hash_key(key: &str) -> String {
+    hex(&Sha256::digest(key.as_bytes()))
+}
+
+/// The outcome of checking a request's credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credentials {
+    /// Both headers present and the key is one of the team's: the team's index.
+    Valid(usize),
+    /// A header is missing or empty.
+    Missing,
+    /// The team is unknown, or the key is not one of its keys.
+    Invalid,
+}
+
+/// The teams and their key hashes, ready to check requests.
+#[derive(Debug)]
+pub struct KeyRing {
+    teams: BTreeMap<String, usize>,
+    hashes: Vec<Vec<[u8; 32]>>,
+}
+
+impl KeyRing {
+    /// The key ring of `accounts` (teams numbered in file order).
+    pub fn new(accounts: &Accounts) -> KeyRing {
+        let teams = accounts
+            .teams
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect();
+        let hashes = accounts
+            .teams
+            .iter()
+            .map(|t| t.keys.iter().filter_map(|k| unhex(&k.sha256)).collect())
+            .collect();
+        KeyRing { teams, hashes }
+    }
+
+    /// Checks `X-Api-Key` and `X-Team-ID`. The key's hash is compared with every key of
+    /// the team in constant time, and an unknown team costs the same hash and a compare,
+    /// so timing tells nothing about a key.
+    pub fn check(&self, key: Option<&str>, team: Option<&str>) -> Credentials {
+        let (Some(key), Some(team)) = (key, team) else {
+            return Credentials::Missing;
+        };
+        if key.is_empty() || team.is_empty() {
+            return Credentials::Missing;
+        }
+        let presented: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let index = self.teams.get(team).copied();
+        let mut matched = subtle::Choice::from(0);
+        match index {
+            Some(i) => {
+                for stored in &self.hashes[i] {
+                    matched |= presented.ct_eq(stored);
+                }
+            }
+            None => {
+                let _ = presented.ct_eq(&[0u8; 32]);
+            }
+        }
+        match (index, bool::from(matched)) {
+            (Some(i), true) => Credentials::Valid(i),
+            _ => Credentials::Invalid,
+        }
+    }
+}
+
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    for (i, pair) in text.as_bytes().chunks(2).enumerate() {
+        let digits = std::str::from_utf8(pair).ok()?;
+        *out.get_mut(i)? = u8::from_str_radix(digits, 16).ok()?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        Plan {
+            total_credits: 10,
+            overage_credit_rate: 0.5,
+        }
+    }
+
+    #[test]
+    fn a_new_key_checks_against_its_team_only() {
+        let mut accounts = Accounts::default();
+        let key = accounts.add_key("acme", plan(), 1).unwrap();
+        let other = accounts.add_key("globex", plan(), 1).unwrap();
+        assert!(key.starts_with("cdx_") && key.len() == 68);
+        assert_ne!(key, other);
+        // Only the hash is stored.
+        let stored = serde_json::to_string(&accounts).unwrap();
+        assert!(!stored.contains(&key[4..]));
+        let ring = KeyRing::new(&accounts);
+        assert_eq!(ring.check(Some(&key), Some("acme")), Credentials::Valid(0));
+        assert_eq!(
+            ring.check(Some(&other), Some("globex")),
+            Credentials::Valid(1)
+        );
+        assert_eq!(ring.check(Some(&key), Some("globex")), Credentials::Invalid);
+        assert_eq!(ring.check(Some(&key), Some("nobody")), Credentials::Invalid);
+        assert_eq!(
+            ring.check(Some("cdx_0"), Some("acme")),
+            Credentials::Invalid
+        );
+        assert_eq!(ring.check(None, Some("acme")), Credentials::Missing);
+        assert_eq!(ring.check(Some(&key), None), Credentials::Missing);
+        assert_eq!(ring.check(Some(""), Some("acme")), Credentials::Missing);
+    }
+
+    #[test]
+    fn a_second_key_joins_the_team() {
+        let mut accounts = Accounts::default();
+        let first = accounts.add_key("acme", plan(), 1).unwrap();
+        let second = accounts.add_key("acme", plan(), 2).unwrap();
+        assert_eq!(accounts.teams.len(), 1);
+        let ring = KeyRing::new(&accounts);
+        assert_eq!(
+            ring.check(Some(&first), Some("acme")),
+            Credentials::Valid(0)
+        );
+        assert_eq!(
+            ring.check(Some(&second), Some("acme")),
+            Credentials::Valid(0)
+        );
+        assert!(accounts.add_key("bad id", plan(), 1).is_err());
+    }
+
+    #[test]
+    fn the_file_round_trips_and_bad_files_are_refused() {
+        let dir = std::env::temp_dir().join(format!("cardex-accounts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("accounts.json");
+        let mut accounts = Accounts::default();
+        accounts.add_key("acme", plan(), 1).unwrap();
+        accounts.write(&path).unwrap();
+        assert_eq!(Accounts::read(&path).unwrap(), accounts);
+        for (text, says) in [
+            ("{\"teams\": [{\"id\": \"a b\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}}]}", "team id"),
+            ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}}, {\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}}]}", "twice"),
+            ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": -1}}]}", "overage"),
+            ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}, \"keys\": [{\"sha256\": \"xyz\"}]}]}", "sha256"),
+            ("{\"team\": []}", "unknown field"),
+            ("[", "EOF"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = Accounts::read(&path).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("accounts.json"), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
