@@ -1,0 +1,575 @@
+//! The HTTP service end to end: the real `cardex serve` binary on 127.0.0.1 (port chosen by
+//! the OS), driven by a real HTTP client (reqwest), over the bundled `data/` snapshot.
+//! Every endpoint and parameter, every error code and status, credentials, the rate limit
+//! under a concurrent burst, credit accounting, usage lag, a restart after `kill -9`, the
+//! OpenAPI document against the routes.
+
+#![cfg(feature = "server")]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("cardex-server-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Adds a key for `team` with `credits` to the accounts file; returns the key.
+fn add_key(accounts: &Path, team: &str, credits: u64) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(["accounts", "add-key", "--accounts"])
+        .arg(accounts)
+        .args(["--team", team, "--total-credits", &credits.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(key.starts_with("cdx_"));
+    key
+}
+
+/// A running server, killed when dropped.
+struct Server {
+    child: Child,
+    base: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cardex"))
+            .args([
+                "serve",
+                "--data",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/data"),
+            ])
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if let Some(at) = line.find("event=listening message=http://") {
+                        let _ = tx.send(line[at + "event=listening message=".len()..].to_string());
+                    }
+                    log.lock().unwrap().push(line);
+                }
+            });
+        }
+        let base = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server says where it listens");
+        Server { child, base, log }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    /// SIGTERM, and wait for a clean exit.
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(1024)
+        .build()
+        .unwrap()
+}
+
+async fn get(
+    client: &reqwest::Client,
+    url: &str,
+    creds: Option<(&str, &str)>,
+) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    let mut request = client.get(url);
+    if let Some((key, team)) = creds {
+        request = request.header("X-Api-Key", key).header("X-Team-ID", team);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body: Value = response.json().await.unwrap();
+    (status, headers, body)
+}
+
+fn error_code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_endpoint_and_parameter_without_accounts() {
+    let server = Server::start(&[]);
+    assert!(server.log().contains("event=open_mode"), "{}", server.log());
+    let c = client();
+    let url = |p: &str| server.url(p);
+
+    // Lists: envelope, paging, languages, order, select, include.
+    let (s, h, body) = get(&c, &url("/pokemon/v1/cards?page_size=2"), None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(h["content-type"], "application/json");
+    assert_eq!(
+        (
+            body["page"].as_u64(),
+            body["page_size"].as_u64(),
+            body["count"].as_u64()
+        ),
+        (Some(1), Some(2), Some(2))
+    );
+    let all = body["total_count"].as_u64().unwrap();
+    let (_, _, en) = get(
+        &c,
+        &url("/pokemon/v1/en/cards?pageSize=100&select=language_code"),
+        None,
+    )
+    .await;
+    let (_, _, ja) = get(&c, &url("/pokemon/v1/ja/cards?select=language_code"), None).await;
+    assert_eq!(
+        en["total_count"].as_u64().unwrap() + ja["total_count"].as_u64().unwrap(),
+        all
+    );
+    for card in ja["data"].as_array().unwrap() {
+        assert_eq!(card["language_code"], "JA");
+        assert_eq!(
+            card.as_object().unwrap().len(),
+            2,
+            "select keeps id and language_code"
+        );
+    }
+    let (_, _, page2) = get(
+        &c,
+        &url("/pokemon/v1/cards?page=2&page_size=2&select=id"),
+        None,
+    )
+    .await;
+    let (_, _, first4) = get(&c, &url("/pokemon/v1/cards?page_size=4&select=id"), None).await;
+    assert_eq!(page2["data"][0], first4["data"][2]);
+    let (_, _, ordered) = get(
+        &c,
+        &url("/pokemon/v1/cards?order_by=-hp,name&select=hp,name&q=supertype:pokemon"),
+        None,
+    )
+    .await;
+    let hps: Vec<f64> = ordered["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["hp"].as_str()?.parse().ok())
+        .collect();
+    assert!(hps.windows(2).all(|w| w[0] >= w[1]), "{hps:?}");
+    let (_, _, camel) = get(
+        &c,
+        &url("/pokemon/v1/cards?orderBy=-hp,name&select=hp,name&q=supertype:pokemon"),
+        None,
+    )
+    .await;
+    assert_eq!(camel, ordered);
+    let (_, _, bare) = get(&c, &url("/onepiece/v1/cards/OP01-001"), None).await;
+    let (_, _, priced) = get(&c, &url("/onepiece/v1/cards/OP01-001?include=prices"), None).await;
+    let has_prices = |v: &Value| {
+        v["data"]["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v.get("prices").is_some())
+    };
+    assert!(!has_prices(&bare) && has_prices(&priced));
+
+    // The spec's query, and the webhook follow-up search (q on expansion ids).
+    let (s, _, sr) = get(
+        &c,
+        &url("/onepiece/v1/cards?q=printings:PRB01%20AND%20rarity_code:SR"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(sr["total_count"].as_u64().unwrap() > 0);
+    for card in sr["data"].as_array().unwrap() {
+        assert_eq!(card["rarity_code"], "SR");
+    }
+
+    // One resource; expansions; an expansion's cards.
+    let (s, _, card) = get(&c, &url("/onepiece/v1/cards/OP01-001?select=name"), None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        card,
+        serde_json::json!({"data": {"id": "OP01-001", "name": "Monkey.D.Luffy"}})
+    );
+    let (_, _, exps) = get(&c, &url("/pokemon/v1/expansions"), None).await;
+    let (_, _, ja_exps) = get(&c, &url("/pokemon/v1/ja/expansions"), None).await;
+    assert!(ja_exps["total_count"].as_u64().unwrap() < exps["total_count"].as_u64().unwrap());
+    let exp_id = exps["data"][0]["id"].as_str().unwrap().to_string();
+    let (s, _, exp) = get(&c, &url(&format!("/pokemon/v1/expansions/{exp_id}")), None).await;
+    assert_eq!(
+        (s, exp["data"]["id"].as_str()),
+        (StatusCode::OK, Some(exp_id.as_str()))
+    );
+    let (s, _, exp_cards) = get(
+        &c,
+        &url(&format!(
+            "/pokemon/v1/expansions/{exp_id}/cards?page_size=1"
+        )),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(exp_cards["total_count"].as_u64().unwrap() > 0);
+
+    // Errors: status, code, details.
+    let (s, _, e) = get(&c, &url("/pokemon/v1/cards?q=name:(pikachu"), None).await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::BAD_REQUEST, "invalid_query")
+    );
+    assert!(e["error"]["details"]["position"].is_u64() && e["error"]["details"]["column"].is_u64());
+    let (s, _, e) = get(&c, &url("/pokemon/v1/cards?colour=red"), None).await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::BAD_REQUEST, "unknown_parameter")
+    );
+    for bad in ["page=0", "page_size=101", "page=x", "page=1&page=2"] {
+        let (s, _, e) = get(&c, &url(&format!("/pokemon/v1/cards?{bad}")), None).await;
+        assert_eq!(
+            (s, error_code(&e)),
+            (StatusCode::BAD_REQUEST, "invalid_parameter"),
+            "{bad}"
+        );
+    }
+    for missing in [
+        "/nope/v1/cards",
+        "/pokemon/v1/xx/cards",
+        "/pokemon/v1/cards/nope-1",
+        "/pokemon/v1/expansions/nope",
+        "/pokemon/v1/expansions/nope/cards",
+        "/pokemon/v2/cards",
+        "/",
+        "/account/v1/usage",
+    ] {
+        let (s, _, e) = get(&c, &url(missing), None).await;
+        assert_eq!(
+            (s, error_code(&e)),
+            (StatusCode::NOT_FOUND, "not_found"),
+            "{missing}"
+        );
+        assert_eq!(e["error"]["status"], 404);
+        assert!(e["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+    }
+    let response = c.post(url("/pokemon/v1/cards")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(response.headers()["allow"], "GET, HEAD");
+    let e: Value = response.json().await.unwrap();
+    assert_eq!(error_code(&e), "method_not_allowed");
+    let long = format!("/pokemon/v1/cards?q=name:{}", "a".repeat(9000));
+    let (s, _, e) = get(&c, &url(&long), None).await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::URI_TOO_LONG, "uri_too_long")
+    );
+    let response = c
+        .get(url("/healthz"))
+        .header("X-Padding", "p".repeat(17 * 1024))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+    );
+
+    // gzip when asked, plain otherwise.
+    let plain = reqwest::Client::builder().no_gzip().build().unwrap();
+    let zipped = plain
+        .get(url("/pokemon/v1/cards"))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let unzipped = plain.get(url("/pokemon/v1/cards")).send().await.unwrap();
+    assert!(unzipped.headers().get("content-encoding").is_none());
+    let (_, _, decoded) = get(&c, &url("/pokemon/v1/cards"), None).await;
+    assert_eq!(decoded["count"], all.min(100));
+
+    // healthz and the OpenAPI document, whose paths are exactly the routes.
+    let (s, _, health) = get(&c, &url("/healthz"), None).await;
+    assert_eq!((s, health["status"].as_str()), (StatusCode::OK, Some("ok")));
+    let (s, _, doc) = get(&c, &url("/openapi.json"), None).await;
+    assert_eq!(
+        (s, doc["openapi"].as_str()),
+        (StatusCode::OK, Some("3.1.0"))
+    );
+    let mut documented: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut routed: Vec<&str> = cardex::server::ROUTES.iter().map(|(p, _)| *p).collect();
+    documented.sort_unstable();
+    routed.sort_unstable();
+    assert_eq!(documented, routed);
+    // Every error code the server can send is in the document's enum.
+    let codes = doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]
+        ["enum"]
+        .to_string();
+    for code in [
+        "invalid_query",
+        "unknown_parameter",
+        "invalid_parameter",
+        "not_found",
+        "method_not_allowed",
+        "uri_too_long",
+        "headers_too_large",
+        "missing_credentials",
+        "invalid_credentials",
+        "rate_limited",
+    ] {
+        assert!(
+            codes.contains(code),
+            "{code} missing from the OpenAPI error codes"
+        );
+    }
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_are_checked_and_never_logged() {
+    let dir = scratch("auth");
+    let accounts = dir.join("accounts.json");
+    let acme = add_key(&accounts, "acme", 1000);
+    let globex = add_key(&accounts, "globex", 1000);
+    assert!(!std::fs::read_to_string(&accounts)
+        .unwrap()
+        .contains(&acme[4..]));
+    let server = Server::start(&["--accounts", accounts.to_str().unwrap()]);
+    let c = client();
+    let url = server.url("/pokemon/v1/cards?page_size=1");
+    let (s, _, _) = get(&c, &url, Some((&acme, "acme"))).await;
+    assert_eq!(s, StatusCode::OK);
+    for (creds, code) in [
+        (None, "missing_credentials"),
+        (Some(("", "acme")), "missing_credentials"),
+        (Some((acme.as_str(), "")), "missing_credentials"),
+        (Some((acme.as_str(), "globex")), "invalid_credentials"),
+        (Some((globex.as_str(), "acme")), "invalid_credentials"),
+        (Some(("cdx_wrong", "acme")), "invalid_credentials"),
+        (Some((acme.as_str(), "nobody")), "invalid_credentials"),
+    ] {
+        let (s, _, e) = get(&c, &url, creds).await;
+        assert_eq!(
+            (s, error_code(&e)),
+            (StatusCode::UNAUTHORIZED, code),
+            "{creds:?}"
+        );
+    }
+    // Only the key header: 401 too (the Scrydex integrators' surprise, made explicit).
+    let response = c.get(&url).header("X-Api-Key", &acme).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    // The usage endpoint needs credentials too; health and the document do not.
+    let (s, _, _) = get(&c, &server.url("/account/v1/usage"), None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _, _) = get(&c, &server.url("/healthz"), None).await;
+    assert_eq!(s, StatusCode::OK);
+    let log = server.log();
+    server.stop();
+    assert!(log.contains("status=401"));
+    for key in [&acme, &globex] {
+        assert!(!log.contains(&key[4..]), "a key reached the log");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Polls the usage endpoint until `used_credits` reaches `expected` (or a deadline),
+/// waiting out the rate limit (the usage endpoint counts against it too).
+async fn usage_when(
+    c: &reqwest::Client,
+    server: &Server,
+    creds: (&str, &str),
+    expected: u64,
+) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (s, _, usage) = get(c, &server.url("/account/v1/usage"), Some(creds)).await;
+        if s == StatusCode::TOO_MANY_REQUESTS {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        }
+        assert_eq!(s, StatusCode::OK);
+        if usage["used_credits"] == expected || Instant::now() > deadline {
+            return usage;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
+    let dir = scratch("burst");
+    let accounts = dir.join("accounts.json");
+    let acme = add_key(&accounts, "acme", 1_000_000);
+    let globex = add_key(&accounts, "globex", 1_000_000);
+    let server = Server::start(&[
+        "--accounts",
+        accounts.to_str().unwrap(),
+        "--usage-refresh",
+        "1",
+    ]);
+    let c = client();
+    // Warm one connection so the burst measures the limiter, not the first accept.
+    let url = server.url("/pokemon/v1/cards?page_size=10&q=supertype:pokemon");
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..1000 {
+        let (c, url, key) = (c.clone(), url.clone(), acme.clone());
+        tasks.push(tokio::spawn(async move {
+            let response = c
+                .get(&url)
+                .header("X-Api-Key", key)
+                .header("X-Team-ID", "acme")
+                .send()
+                .await
+                .unwrap();
+            let status = response.status();
+            let retry = response
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+            let body: Value = response.json().await.unwrap();
+            (status, retry, body)
+        }));
+    }
+    let mut ok = 0u64;
+    let mut limited = 0u64;
+    for task in tasks {
+        let (status, retry, body) = task.await.unwrap();
+        match status {
+            StatusCode::OK => ok += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                limited += 1;
+                assert!(retry.is_some_and(|r| (1..=1).contains(&r)), "{retry:?}");
+                assert_eq!(error_code(&body), "rate_limited");
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    let took = started.elapsed();
+    assert_eq!(ok + limited, 1000);
+    if took < Duration::from_secs(1) {
+        assert_eq!(ok, 100, "a burst inside one second");
+    } else {
+        // A slow machine spread the burst over more than one window.
+        let windows = took.as_secs() + 1;
+        assert!((100..=100 * windows).contains(&ok), "{ok} in {took:?}");
+    }
+    // Another team is not limited by acme's burst.
+    let (s, _, body) = get(&c, &url, Some((&globex, "globex"))).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    // Exactly the successful requests were charged; the refused ones cost nothing.
+    let usage = usage_when(&c, &server, (&acme, "acme"), ok).await;
+    assert_eq!(usage["used_credits"], ok);
+    assert_eq!(usage["remaining_credits"], 1_000_000 - ok);
+    let usage = usage_when(&c, &server, (&globex, "globex"), 1).await;
+    assert_eq!(usage["used_credits"], 1);
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_lags_overage_is_served_and_kill_9_loses_no_credit() {
+    let dir = scratch("ledger");
+    let accounts = dir.join("accounts.json");
+    let acme = add_key(&accounts, "acme", 3);
+    let args = [
+        "--accounts",
+        accounts.to_str().unwrap(),
+        "--usage-refresh",
+        "3600",
+    ];
+    let mut server = Server::start(&args);
+    let c = client();
+    let creds = (acme.as_str(), "acme");
+    // Five requests against a plan of three: all served (overage), usage still says 0
+    // because figures refresh only hourly here.
+    for path in [
+        "/pokemon/v1/cards",
+        "/pokemon/v1/en/cards",
+        "/onepiece/v1/cards/OP01-001",
+        "/pokemon/v1/expansions",
+        "/pokemon/v1/ja/expansions",
+    ] {
+        let (s, _, _) = get(&c, &server.url(path), Some(creds)).await;
+        assert_eq!(s, StatusCode::OK, "{path}");
+    }
+    // Errors cost nothing.
+    let (s, _, _) = get(&c, &server.url("/pokemon/v1/cards?q=("), Some(creds)).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let (s, _, lagging) = get(&c, &server.url("/account/v1/usage"), Some(creds)).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        lagging["used_credits"], 0,
+        "usage lags until the next refresh"
+    );
+    assert_eq!(lagging["total_credits"], 3);
+    assert_eq!(lagging["overage_credit_rate"], 0.002);
+    // kill -9: no graceful shutdown, no final sync.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    drop(server);
+    server = Server::start(&args);
+    let (_, _, after) = get(&c, &server.url("/account/v1/usage"), Some(creds)).await;
+    assert_eq!(after["used_credits"], 5);
+    assert_eq!(after["remaining_credits"], 0);
+    assert_eq!(after["overage_credits"], 2);
+    assert!(after["updated_at"].as_str().unwrap().ends_with('Z'));
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
