@@ -49,6 +49,7 @@ struct Server {
     child: Child,
     base: String,
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
@@ -68,7 +69,7 @@ impl Server {
         let stderr = child.stderr.take().unwrap();
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let (tx, rx) = std::sync::mpsc::channel();
-        {
+        let reader = {
             let log = log.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -77,12 +78,17 @@ impl Server {
                     }
                     log.lock().unwrap().push(line);
                 }
-            });
-        }
+            })
+        };
         let base = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the server says where it listens");
-        Server { child, base, log }
+        Server {
+            child,
+            base,
+            log,
+            reader: Some(reader),
+        }
     }
 
     fn url(&self, path: &str) -> String {
@@ -93,8 +99,8 @@ impl Server {
         self.log.lock().unwrap().join("\n")
     }
 
-    /// SIGTERM, and wait for a clean exit.
-    fn stop(mut self) {
+    /// SIGTERM, wait for a clean exit, and return the whole log.
+    fn stop(mut self) -> String {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
@@ -107,6 +113,12 @@ impl Server {
             assert!(Instant::now() < deadline, "the server did not stop");
             std::thread::sleep(Duration::from_millis(20));
         }
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        let log = self.log();
+        assert!(log.contains("event=stopped"), "{log}");
+        log
     }
 }
 
@@ -419,9 +431,8 @@ async fn credentials_are_checked_and_never_logged() {
     assert_eq!(s, StatusCode::UNAUTHORIZED);
     let (s, _, _) = get(&c, &server.url("/healthz"), None).await;
     assert_eq!(s, StatusCode::OK);
-    let log = server.log();
-    server.stop();
-    assert!(log.contains("status=401"));
+    let log = server.stop();
+    assert!(log.contains("status=401"), "{log}");
     for key in [&acme, &globex] {
         assert!(!log.contains(&key[4..]), "a key reached the log");
     }

@@ -37,6 +37,16 @@ pub trait Ledger: Send + Sync {
     fn sync(&self) -> io::Result<()>;
 }
 
+/// Adds `credits` to `team`'s total (allocating the team's name only the first time).
+fn add(used: &mut HashMap<String, u64>, team: &str, credits: u64) {
+    match used.get_mut(team) {
+        Some(total) => *total += credits,
+        None => {
+            used.insert(team.to_string(), credits);
+        }
+    }
+}
+
 /// A ledger in memory only (tests, and servers without accounts).
 #[derive(Debug, Default)]
 pub struct MemoryLedger {
@@ -46,7 +56,7 @@ pub struct MemoryLedger {
 impl Ledger for MemoryLedger {
     fn charge(&self, team: &str, credits: u64) -> io::Result<()> {
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        *used.entry(team.to_string()).or_default() += credits;
+        add(&mut used, team, credits);
         Ok(())
     }
 
@@ -163,7 +173,7 @@ impl Ledger for FileLedger {
         // at the end of the file, where opening drops it.
         inner.file.write_all(&inner.line)?;
         inner.unsynced = true;
-        *inner.used.entry(team.to_string()).or_default() += credits;
+        add(&mut inner.used, team, credits);
         Ok(())
     }
 

@@ -8,11 +8,33 @@
 //! API keys never reach a log.
 
 use std::io::Write;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::http::Method;
 
-/// Logs one request.
+/// Request lines waiting to be written: one `write` per batch rather than per request
+/// (a write to a pipe or terminal costs more than answering a search). [`flush`] runs on
+/// the server's 100 ms tick, before every event line and at shutdown, and a full buffer
+/// flushes itself.
+static PENDING: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+/// How many bytes of request lines may wait before they are written.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// Writes the waiting request lines to stderr.
+pub(super) fn flush() {
+    let batch = {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.is_empty() {
+            return;
+        }
+        std::mem::take(&mut *pending)
+    };
+    let _ = std::io::stderr().write_all(&batch);
+}
+
+/// Logs one request (buffered, see [`PENDING`]).
 pub(super) fn request(
     method: &Method,
     path: &str,
@@ -20,18 +42,27 @@ pub(super) fn request(
     team: Option<&str>,
     took: Duration,
 ) {
-    let line = format!(
-        "ts={} level=info event=request method={method} path={} status={status} team={} ms={:.3}\n",
-        rfc3339(SystemTime::now()),
-        quoted(path),
-        team.unwrap_or("-"),
-        took.as_secs_f64() * 1000.0,
-    );
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    let full = {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(
+            pending,
+            "ts={} level=info event=request method={method} path={} status={status} team={} ms={:.3}",
+            rfc3339(SystemTime::now()),
+            quoted(path),
+            team.unwrap_or("-"),
+            took.as_secs_f64() * 1000.0,
+        );
+        pending.len() >= FLUSH_AT
+    };
+    if full {
+        flush();
+    }
 }
 
-/// Logs a server event (`listening`, `open_mode`, `stopped`, `ledger_error`, ...).
+/// Logs a server event (`listening`, `open_mode`, `stopped`, `ledger_error`, ...), after
+/// the request lines before it, at once.
 pub(super) fn event(name: &str, message: &str) {
+    flush();
     let level = if name.ends_with("error") {
         "error"
     } else {

@@ -228,7 +228,10 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
-    let uri_len = request.uri().to_string().len();
+    let uri = request.uri();
+    let uri_len = uri.path_and_query().map_or(0, |pq| pq.as_str().len())
+        + uri.authority().map_or(0, |a| a.as_str().len())
+        + uri.scheme_str().map_or(0, str::len);
     let header_bytes: usize = request
         .headers()
         .iter()
@@ -560,6 +563,7 @@ async fn serve(service: Arc<Service>, config: ServeConfig) -> Result<(), String>
             loop {
                 tokio::select! {
                     _ = sync.tick() => {
+                        log::flush();
                         if let Err(e) = service.sync_ledger() {
                             log::event("ledger_error", &e.to_string());
                         }

@@ -1,0 +1,224 @@
+//! Throughput of the HTTP service (issue #5): `cardex serve`'s router with accounts (2,000
+//! teams, keys checked, rate limit, credits charged to an in-memory ledger), driven on
+//! loopback by keep-alive connections sending `GET /pokemon/v1/cards?q=...&page_size=10`,
+//! next to an axum handler that returns a constant body of the same size, in the same run
+//! and process. Reports requests/s and latency percentiles; every answer is checked to be
+//! a 200 with the expected body length, so a fast error cannot pass.
+//!
+//! ```sh
+//! cargo bench --bench http
+//! CARDEX_HTTP_REQUESTS=200000 CARDEX_HTTP_CONNECTIONS=64 cargo bench --bench http
+//! ```
+//!
+//! Not criterion: criterion times one call at a time, and a server's throughput is a
+//! property of many concurrent connections. The load generator is a minimal HTTP/1.1
+//! client over tokio sockets (a fixed request, `Content-Length` bodies), so that the
+//! client costs as little CPU as possible on the two cores it shares with the server.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::routing::get;
+use cardex::server::accounts::{Accounts, Plan};
+use cardex::server::ledger::MemoryLedger;
+use cardex::server::{router, Service};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const TEAMS: usize = 2000;
+const SEARCH: &str = "/pokemon/v1/cards?q=supertype:pokemon&page_size=10";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One response read off a keep-alive connection: its status and body length.
+async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> (u16, usize) {
+    buf.clear();
+    let mut chunk = [0u8; 16 * 1024];
+    let header_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = stream.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "the server closed the connection");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = std::str::from_utf8(&buf[..header_end]).expect("UTF-8 headers");
+    let status: u16 = head[9..12].parse().expect("a status");
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .expect("a Content-Length");
+    while buf.len() < header_end + length {
+        let n = stream.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "the server closed the connection");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    (status, length)
+}
+
+/// Sends `total` requests over `connections` keep-alive connections, each request taken
+/// in turn from `requests`; returns the wall time and every latency in microseconds.
+async fn drive(
+    addr: std::net::SocketAddr,
+    requests: Arc<Vec<Vec<u8>>>,
+    connections: usize,
+    total: usize,
+    expected_len: usize,
+) -> (Duration, Vec<u32>) {
+    let per = total / connections;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..connections {
+        let requests = requests.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut stream = TcpStream::connect(addr).await.expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            let mut buf = Vec::with_capacity(32 * 1024);
+            let mut latencies = Vec::with_capacity(per);
+            for i in 0..per {
+                let request = &requests[(c * per + i) % requests.len()];
+                let sent = Instant::now();
+                stream.write_all(request).await.expect("write");
+                let (status, len) = read_response(&mut stream, &mut buf).await;
+                assert_eq!(status, 200, "{}", String::from_utf8_lossy(&buf));
+                assert_eq!(len, expected_len, "an answer of another size");
+                latencies.push(sent.elapsed().as_micros() as u32);
+            }
+            latencies
+        }));
+    }
+    let mut all = Vec::with_capacity(total);
+    for task in tasks {
+        all.extend(task.await.expect("a connection task"));
+    }
+    (started.elapsed(), all)
+}
+
+fn report(name: &str, took: Duration, mut latencies: Vec<u32>) -> f64 {
+    latencies.sort_unstable();
+    let at = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+    let rate = latencies.len() as f64 / took.as_secs_f64();
+    println!(
+        "{name:<10} {:>9.0} req/s   p50 {:>6} µs   p90 {:>6} µs   p99 {:>6} µs   p99.9 {:>6} µs   ({} requests in {:.2} s)",
+        rate,
+        at(0.50),
+        at(0.90),
+        at(0.99),
+        at(0.999),
+        latencies.len(),
+        took.as_secs_f64()
+    );
+    rate
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` would pass nothing: run only
+    // when benchmarking.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let total = env_usize("CARDEX_HTTP_REQUESTS", 100_000);
+    let connections = env_usize("CARDEX_HTTP_CONNECTIONS", 32);
+    let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).expect("data");
+    let mut accounts = Accounts::default();
+    let plan = Plan {
+        total_credits: 1_000_000_000,
+        overage_credit_rate: 0.0,
+    };
+    let keys: Vec<(String, String)> = (0..TEAMS)
+        .map(|i| {
+            let team = format!("team{i}");
+            let key = accounts.add_key(&team, plan, 0).expect("a key");
+            (team, key)
+        })
+        .collect();
+    let service = Arc::new(Service::metered(
+        engine,
+        accounts,
+        Arc::new(MemoryLedger::default()),
+    ));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async move {
+        let app = router(service.clone(), Duration::from_secs(10));
+        let search_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let search_addr = search_listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(search_listener, app).await });
+
+        // The search answer, once, to size the constant body alike.
+        let probe = format!(
+            "GET {SEARCH} HTTP/1.1\r\nHost: bench\r\nX-Api-Key: {}\r\nX-Team-ID: {}\r\n\r\n",
+            keys[0].1, keys[0].0
+        );
+        let mut stream = TcpStream::connect(search_addr).await.expect("connect");
+        stream.write_all(probe.as_bytes()).await.expect("write");
+        let mut buf = Vec::new();
+        let (status, search_len) = read_response(&mut stream, &mut buf).await;
+        assert_eq!(status, 200);
+        drop(stream);
+
+        let constant: &'static [u8] = Box::leak(vec![b' '; search_len].into_boxed_slice());
+        let constant_app = axum::Router::new().route(
+            "/constant",
+            get(move || async move {
+                ([("content-type", "application/json")], constant)
+            }),
+        );
+        let constant_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let constant_addr = constant_listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(constant_listener, constant_app).await });
+
+        let search_requests: Arc<Vec<Vec<u8>>> = Arc::new(
+            keys.iter()
+                .map(|(team, key)| {
+                    format!(
+                        "GET {SEARCH} HTTP/1.1\r\nHost: bench\r\nX-Api-Key: {key}\r\nX-Team-ID: {team}\r\n\r\n"
+                    )
+                    .into_bytes()
+                })
+                .collect(),
+        );
+        let constant_requests: Arc<Vec<Vec<u8>>> = Arc::new(
+            keys.iter()
+                .map(|(team, key)| {
+                    format!(
+                        "GET /constant HTTP/1.1\r\nHost: bench\r\nX-Api-Key: {key}\r\nX-Team-ID: {team}\r\n\r\n"
+                    )
+                    .into_bytes()
+                })
+                .collect(),
+        );
+        println!(
+            "{total} requests per round over {connections} keep-alive connections, {TEAMS} teams, body {search_len} bytes; 2 rounds each, interleaved"
+        );
+        // Warm up both.
+        drive(search_addr, search_requests.clone(), connections, connections * 50, search_len).await;
+        drive(constant_addr, constant_requests.clone(), connections, connections * 50, search_len).await;
+        let mut rates = [Vec::new(), Vec::new()];
+        for _ in 0..2 {
+            let (took, lat) = drive(constant_addr, constant_requests.clone(), connections, total, search_len).await;
+            rates[0].push(report("constant", took, lat));
+            // A team may send 100 requests per second: pace rounds so no team is limited.
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+            let (took, lat) = drive(search_addr, search_requests.clone(), connections, total, search_len).await;
+            rates[1].push(report("search", took, lat));
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+        }
+        let best = |r: &Vec<f64>| r.iter().cloned().fold(0.0, f64::max);
+        println!(
+            "search / constant throughput: {:.2} (best rounds)",
+            best(&rates[1]) / best(&rates[0])
+        );
+    });
+}
