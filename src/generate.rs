@@ -614,7 +614,11 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
         species + 1
     );
     json_str(out, &words(rng, FLAVOR_WORDS, 4, 10));
-    let legal = if number % 7 == 0 { "Banned" } else { "Legal" };
+    let legal = if number.is_multiple_of(7) {
+        "Banned"
+    } else {
+        "Legal"
+    };
     let _ = write!(
         out,
         r#","legalities":{{"standard":"{legal}","expanded":"Legal","unlimited":"Legal"}},"regulation_mark":"{}","images":[{{"type":"front","small":"https://img.example.com/{}/{number}.png"}}]"#,

@@ -93,9 +93,9 @@ enum Command {
 struct ServeArgs {
     #[command(flatten)]
     data: DataArg,
-    /// Where to listen.
+    /// Where to listen: HOST:PORT (port 0 picks a free one, printed in the log).
     #[arg(long, default_value = "127.0.0.1:8080")]
-    addr: std::net::SocketAddr,
+    addr: String,
     /// The accounts file (teams, plans, key hashes, credit costs). Without it the server
     /// runs open, for local use: no credentials, no rate limit, no credits.
     #[arg(long, value_name = "FILE")]

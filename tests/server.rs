@@ -423,9 +423,49 @@ async fn credentials_are_checked_and_never_logged() {
             "{creds:?}"
         );
     }
-    // Only the key header: 401 too (the Scrydex integrators' surprise, made explicit).
+    // Only the key header: 401 too (the Scrydex integrators' surprise), saying which is missing.
     let response = c.get(&url).header("X-Api-Key", &acme).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let e: Value = response.json().await.unwrap();
+    assert_eq!(
+        e["error"]["details"]["missing"],
+        serde_json::json!(["X-Team-ID"])
+    );
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("X-Team-ID missing"));
+    // The usage endpoint takes no parameters.
+    let (s, _, e) = get(
+        &c,
+        &server.url("/account/v1/usage?team=globex"),
+        Some((&acme, "acme")),
+    )
+    .await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::BAD_REQUEST, "unknown_parameter")
+    );
+    // Unknown parameters on single resources, too; HEAD is served like GET, without a body.
+    let (s, _, e) = get(
+        &c,
+        &server.url("/onepiece/v1/cards/OP01-001?q=x"),
+        Some((&acme, "acme")),
+    )
+    .await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::BAD_REQUEST, "unknown_parameter")
+    );
+    let head = c
+        .head(&url)
+        .header("X-Api-Key", &acme)
+        .header("X-Team-ID", "acme")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    assert_eq!(head.bytes().await.unwrap().len(), 0);
     // The usage endpoint needs credentials too; health and the document do not.
     let (s, _, _) = get(&c, &server.url("/account/v1/usage"), None).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
@@ -475,7 +515,6 @@ async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
         "1",
     ]);
     let c = client();
-    // Warm one connection so the burst measures the limiter, not the first accept.
     let url = server.url("/pokemon/v1/cards?page_size=10&q=supertype:pokemon");
     let started = Instant::now();
     let mut tasks = Vec::new();

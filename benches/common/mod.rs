@@ -27,9 +27,9 @@ pub fn sizes() -> Vec<usize> {
 
 /// A label for a size: `100k`, `1M`.
 pub fn label(n: usize) -> String {
-    if n % 1_000_000 == 0 {
+    if n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
-    } else if n % 1_000 == 0 {
+    } else if n.is_multiple_of(1_000) {
         format!("{}k", n / 1_000)
     } else {
         n.to_string()

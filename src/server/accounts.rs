@@ -351,8 +351,8 @@ impl KeyRing {
     }
 
     /// Checks `X-Api-Key` and `X-Team-ID`. The key's hash is compared with every key of
-    /// the team in constant time, and an unknown team costs the same hash and a compare,
-    /// so timing tells nothing about a key.
+    /// the team in constant time, and an unknown team costs the same hash, so timing tells
+    /// nothing about a key (whether a team id exists may show; team ids are not secrets).
     pub fn check(&self, key: Option<&str>, team: Option<&str>) -> Credentials {
         let (Some(key), Some(team)) = (key, team) else {
             return Credentials::Missing;

@@ -8,7 +8,11 @@
 //! bytes are in the kernel. `fsync` — against a machine crash or power loss — runs in
 //! batches: [`Ledger::sync`] is called on an interval by the server and at shutdown.
 //! Opening the file replays it, drops a torn last line (a crash in the middle of a
-//! write), and rewrites it compacted to one line per team.
+//! write), and rewrites it compacted to one line per team. A write that fails part-way (a
+//! full disk) is cut back off the file, so a later line never joins a broken one. A lock
+//! file beside the ledger (`<ledger>.lock`, an OS file lock held while the ledger is open)
+//! refuses a second server on the same ledger, which would otherwise append to a file the
+//! first one's compaction had already replaced.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -40,7 +44,7 @@ pub trait Ledger: Send + Sync {
 /// Adds `credits` to `team`'s total (allocating the team's name only the first time).
 fn add(used: &mut HashMap<String, u64>, team: &str, credits: u64) {
     match used.get_mut(team) {
-        Some(total) => *total += credits,
+        Some(total) => *total = total.saturating_add(credits),
         None => {
             used.insert(team.to_string(), credits);
         }
@@ -75,11 +79,17 @@ impl Ledger for MemoryLedger {
 pub struct FileLedger {
     path: PathBuf,
     inner: Mutex<FileInner>,
+    /// The same file, for `fsync` without holding the lock charges take.
+    sync_handle: File,
+    /// Holds the OS lock on `<ledger>.lock` while the ledger is open.
+    _lock: File,
 }
 
 #[derive(Debug)]
 struct FileInner {
     file: File,
+    /// The file's length after the last whole line.
+    len: u64,
     used: HashMap<String, u64>,
     /// Lines written since the last `fsync`.
     unsynced: bool,
@@ -94,6 +104,19 @@ impl FileLedger {
     /// The file system's, or a line in the middle of the file that is not
     /// `<team> <credits>` (`InvalidData`, naming the line).
     pub fn open(path: &Path) -> io::Result<FileLedger> {
+        let mut lock_name = path.as_os_str().to_owned();
+        lock_name.push(".lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(PathBuf::from(lock_name))?;
+        if let Err(e) = lock.try_lock() {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("{}: in use by another server ({e})", path.display()),
+            ));
+        }
         let mut used: HashMap<String, u64> = HashMap::new();
         match File::open(path) {
             Ok(file) => {
@@ -121,7 +144,7 @@ impl FileLedger {
                             format!("{}:{number}: not `<team> <credits>`", path.display()),
                         ));
                     };
-                    *used.entry(team.to_string()).or_default() += credits;
+                    add(&mut used, team, credits);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -143,10 +166,14 @@ impl FileLedger {
             File::open(dir)?.sync_all()?;
         }
         let file = OpenOptions::new().append(true).open(path)?;
+        let len = file.metadata()?.len();
         Ok(FileLedger {
             path: path.to_path_buf(),
+            sync_handle: file.try_clone()?,
+            _lock: lock,
             inner: Mutex::new(FileInner {
                 file,
+                len,
                 used,
                 unsynced: false,
                 line: Vec::with_capacity(80),
@@ -170,8 +197,12 @@ impl Ledger for FileLedger {
         inner.line.clear();
         let _ = writeln!(inner.line, "{team} {credits}");
         // One write call: a line is in the kernel whole, or (a crash inside the call) torn
-        // at the end of the file, where opening drops it.
-        inner.file.write_all(&inner.line)?;
+        // at the end of the file, where opening drops it. A failed write is cut back off.
+        if let Err(e) = inner.file.write_all(&inner.line) {
+            let _ = inner.file.set_len(inner.len);
+            return Err(e);
+        }
+        inner.len += inner.line.len() as u64;
         inner.unsynced = true;
         add(&mut inner.used, team, credits);
         Ok(())
@@ -183,10 +214,20 @@ impl Ledger for FileLedger {
     }
 
     fn sync(&self) -> io::Result<()> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.unsynced {
-            inner.file.sync_data()?;
-            inner.unsynced = false;
+        let unsynced = {
+            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut inner.unsynced, false)
+        };
+        // Outside the lock: charges go on while the disk syncs. A charge written after the
+        // flag was cleared sets it again, for the next sync.
+        if unsynced {
+            if let Err(e) = self.sync_handle.sync_data() {
+                self.inner
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .unsynced = true;
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -215,8 +256,8 @@ mod tests {
             ledger.charge("globex", 3).unwrap();
             ledger.charge("acme", 0).unwrap();
             assert_eq!(ledger.used("acme"), 5);
-            // No sync, no drop flush: what a killed process leaves.
-            std::mem::forget(ledger);
+            // Closed without a sync: what a killed process leaves (the kernel has the lines).
+            drop(ledger);
         }
         let ledger = FileLedger::open(&path).unwrap();
         assert_eq!((ledger.used("acme"), ledger.used("globex")), (5, 3));
@@ -239,6 +280,23 @@ mod tests {
         let err = FileLedger::open(&path).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(err.to_string().contains("ledger:2"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_second_server_on_the_same_ledger_is_refused() {
+        let dir = dir("locked");
+        let path = dir.join("ledger");
+        let first = FileLedger::open(&path).unwrap();
+        let err = FileLedger::open(&path).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(
+            err.to_string().contains("in use by another server"),
+            "{err}"
+        );
+        first.charge("acme", 2).unwrap();
+        drop(first);
+        assert_eq!(FileLedger::open(&path).unwrap().used("acme"), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -56,17 +56,27 @@ impl RateLimiter {
         RateLimiter::new(teams, 100, Duration::from_secs(1))
     }
 
-    /// Accepts (and records) or refuses a request of team `team` at `now`.
+    /// Accepts (and records) or refuses a request of team `team` now. The clock is read
+    /// under the team's lock, so the log stays in time order however threads interleave.
     ///
     /// # Errors
     ///
-    /// [`Refused`] when the team has had `limit` accepted requests in the window ending
-    /// at `now`.
-    pub fn check(&self, team: usize, now: Instant) -> Result<(), Refused> {
+    /// [`Refused`] when the team has had `limit` accepted requests in the last window.
+    pub fn check(&self, team: usize) -> Result<(), Refused> {
+        self.check_with(team, Instant::now)
+    }
+
+    /// [`RateLimiter::check`] at the time `now` gives (read under the lock; for tests).
+    ///
+    /// # Errors
+    ///
+    /// As [`RateLimiter::check`].
+    pub fn check_with(&self, team: usize, now: impl FnOnce() -> Instant) -> Result<(), Refused> {
         let Some(ring) = self.teams.get(team) else {
             return Ok(());
         };
         let mut ring = ring.lock().unwrap_or_else(|e| e.into_inner());
+        let now = now();
         if ring.times.len() >= self.limit {
             let oldest = ring.times[ring.times.len() - self.limit];
             let age = now.saturating_duration_since(oldest);
@@ -94,22 +104,22 @@ mod tests {
         let start = Instant::now();
         // A burst: exactly 100 pass, the rest are refused with a wait of about 1 s.
         let passed = (0..1000)
-            .filter(|_| limiter.check(0, start).is_ok())
+            .filter(|_| limiter.check_with(0, || start).is_ok())
             .count();
         assert_eq!(passed, 100);
-        let refused = limiter.check(0, start).unwrap_err();
+        let refused = limiter.check_with(0, || start).unwrap_err();
         assert_eq!(refused.retry_after, Duration::from_secs(1));
         assert_eq!(refused.retry_after_secs(), 1);
         // The other team is not affected.
-        assert!(limiter.check(1, start).is_ok());
+        assert!(limiter.check_with(1, || start).is_ok());
         // Just before the window ends: still refused; at its end: one more each.
         assert!(limiter
-            .check(0, start + Duration::from_millis(999))
+            .check_with(0, || start + Duration::from_millis(999))
             .is_err());
         let later = start + Duration::from_secs(1);
         assert_eq!(
             (0..1000)
-                .filter(|_| limiter.check(0, later).is_ok())
+                .filter(|_| limiter.check_with(0, || later).is_ok())
                 .count(),
             100
         );
@@ -123,7 +133,7 @@ mod tests {
         // One request every 5 ms for 3 s (200/s offered): half pass, evenly.
         for i in 0..600u64 {
             let t = start + Duration::from_millis(5 * i);
-            if limiter.check(0, t).is_ok() {
+            if limiter.check_with(0, || t).is_ok() {
                 accepted.push(t);
             }
         }

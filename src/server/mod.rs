@@ -22,7 +22,6 @@ pub mod ledger;
 pub mod limit;
 mod log;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -294,7 +293,7 @@ fn serve_endpoint(
             let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
             match m.keys.check(header("x-api-key"), header("x-team-id")) {
                 Credentials::Valid(team) => {
-                    if let Err(refused) = m.limiter.check(team, Instant::now()) {
+                    if let Err(refused) = m.limiter.check(team) {
                         let secs = refused.retry_after_secs();
                         let mut response = error_response(
                             StatusCode::TOO_MANY_REQUESTS,
@@ -310,12 +309,20 @@ fn serve_endpoint(
                     Some((m, team))
                 }
                 Credentials::Missing => {
+                    let present = |name: &str| headers.get(name).is_some_and(|v| !v.is_empty());
+                    let missing: Vec<&str> = ["X-Api-Key", "X-Team-ID"]
+                        .into_iter()
+                        .filter(|name| !present(name))
+                        .collect();
                     return error_response(
                         StatusCode::UNAUTHORIZED,
                         "missing_credentials",
-                        "send both X-Api-Key and X-Team-ID".into(),
-                        json!({}),
-                    )
+                        format!(
+                            "{} missing or empty: every request needs both X-Api-Key and X-Team-ID",
+                            missing.join(" and ")
+                        ),
+                        json!({"missing": missing}),
+                    );
                 }
                 Credentials::Invalid => {
                     return error_response(
@@ -342,6 +349,15 @@ fn serve_endpoint(
             .map(|(_, v)| v.as_str())
     };
     let answer = match endpoint {
+        Endpoint::Usage if !pairs.is_empty() => {
+            let (name, value) = &pairs[0];
+            Err(error_response(
+                StatusCode::BAD_REQUEST,
+                "unknown_parameter",
+                format!("unknown parameter `{name}`; the usage endpoint takes none"),
+                json!({"parameter": name, "value": value, "allowed": []}),
+            ))
+        }
         Endpoint::Usage => usage(service, team.map(|(_, t)| t)).ok_or_else(|| {
             error_response(
                 StatusCode::NOT_FOUND,
@@ -473,8 +489,8 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
 pub struct ServeConfig {
     /// The snapshot folder.
     pub data: PathBuf,
-    /// Where to listen.
-    pub addr: SocketAddr,
+    /// Where to listen: `HOST:PORT` (a name is resolved; port 0 picks a free port).
+    pub addr: String,
     /// The accounts file; without it the server runs open (no credentials, no metering).
     pub accounts: Option<PathBuf>,
     /// The credit ledger; by default the accounts file's path with extension `ledger`.
@@ -490,10 +506,10 @@ pub struct ServeConfig {
 impl ServeConfig {
     /// The defaults: no accounts, usage refreshed every 20 minutes, 10 s requests,
     /// charges synced every 100 ms.
-    pub fn new(data: PathBuf, addr: SocketAddr) -> ServeConfig {
+    pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
-            addr,
+            addr: addr.into(),
             accounts: None,
             ledger: None,
             usage_refresh: Duration::from_secs(20 * 60),
@@ -549,7 +565,7 @@ pub fn run(config: ServeConfig) -> Result<(), String> {
 }
 
 async fn serve(service: Arc<Service>, config: ServeConfig) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(config.addr)
+    let listener = tokio::net::TcpListener::bind(config.addr.as_str())
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
@@ -564,7 +580,10 @@ async fn serve(service: Arc<Service>, config: ServeConfig) -> Result<(), String>
                 tokio::select! {
                     _ = sync.tick() => {
                         log::flush();
-                        if let Err(e) = service.sync_ledger() {
+                        // fsync blocks: off the runtime's worker threads.
+                        let service = service.clone();
+                        let synced = tokio::task::spawn_blocking(move || service.sync_ledger()).await;
+                        if let Ok(Err(e)) = synced {
                             log::event("ledger_error", &e.to_string());
                         }
                     }
