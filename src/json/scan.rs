@@ -57,10 +57,16 @@ pub(crate) fn needing_escape(bytes: &[u8]) -> usize {
         }
         i += 8;
     }
-    while i < bytes.len() && !(bytes[i] < 0x20 || bytes[i] == b'"' || bytes[i] == b'\\') {
+    while i < bytes.len() && !needs_escape(bytes[i]) {
         i += 1;
     }
     i
+}
+
+/// Whether a JSON string literal must escape byte `b`: `"`, `\` or a control character.
+#[inline]
+pub(crate) fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
 }
 
 /// The end of the string literal whose opening quote is at `open`: the position just

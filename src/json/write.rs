@@ -7,6 +7,8 @@
 
 use std::io::Write as _;
 
+use super::scan::{needing_escape, needs_escape};
+
 /// Which optional part of a card a [`Strip`] covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -67,7 +69,7 @@ pub(crate) struct Strip {
 pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = s.as_bytes();
-    let first = super::scan::needing_escape(bytes);
+    let first = needing_escape(bytes);
     if first == bytes.len() {
         out.extend_from_slice(bytes);
         out.push(b'"');
@@ -95,11 +97,6 @@ pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
-}
-
-#[inline]
-fn needs_escape(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
 }
 
 /// Copies `doc[range]` to `out`, leaving out the members marked in `strips` whose part is
