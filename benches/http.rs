@@ -1,5 +1,6 @@
-//! Throughput of the HTTP service (issue #5): `cardex serve`'s router with accounts (2,000
-//! teams, keys checked, rate limit, credits charged to an in-memory ledger), driven on
+//! Throughput of the HTTP service (issue #5): `cardex serve`'s router and accept loop with
+//! accounts (2,000 teams, keys checked, rate limit, credits charged to the append-only file
+//! ledger in a scratch folder, synced every 100 ms as the server does), driven on
 //! loopback by keep-alive connections sending `GET /pokemon/v1/cards?q=...&page_size=10`,
 //! next to an axum handler that returns a constant body of the same size, in the same run
 //! and process. Reports requests/s and latency percentiles; every answer is checked to be
@@ -20,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use axum::routing::get;
 use cardex::server::accounts::{Accounts, Plan};
-use cardex::server::ledger::MemoryLedger;
-use cardex::server::{router, Service};
+use cardex::server::ledger::FileLedger;
+use cardex::server::{router, serve_connections, ServeConfig, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -141,11 +142,11 @@ fn main() {
             (team, key)
         })
         .collect();
-    let service = Arc::new(Service::metered(
-        engine,
-        accounts,
-        Arc::new(MemoryLedger::default()),
-    ));
+    let scratch = std::env::temp_dir().join(format!("cardex-http-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("a scratch folder");
+    let ledger = FileLedger::open(&scratch.join("bench.ledger")).expect("the ledger");
+    let service = Arc::new(Service::metered(engine, accounts, Arc::new(ledger)));
+    let config = Arc::new(ServeConfig::new(scratch.clone(), "127.0.0.1:0"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -154,7 +155,25 @@ fn main() {
         let app = router(service.clone(), Duration::from_secs(10));
         let search_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let search_addr = search_listener.local_addr().expect("addr");
-        tokio::spawn(async move { axum::serve(search_listener, app).await });
+        {
+            let config = config.clone();
+            tokio::spawn(async move {
+                serve_connections(search_listener, app, &config, std::future::pending()).await
+            });
+        }
+        {
+            // The server's own 100 ms ledger sync, off the runtime's workers.
+            let service = service.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                loop {
+                    tick.tick().await;
+                    let service = service.clone();
+                    let synced = tokio::task::spawn_blocking(move || service.sync_ledger()).await;
+                    assert!(matches!(synced, Ok(Ok(()))), "the ledger syncs");
+                }
+            });
+        }
 
         // The search answer, once, to size the constant body alike.
         let probe = format!(
@@ -177,7 +196,13 @@ fn main() {
         );
         let constant_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let constant_addr = constant_listener.local_addr().expect("addr");
-        tokio::spawn(async move { axum::serve(constant_listener, constant_app).await });
+        {
+            let config = config.clone();
+            tokio::spawn(async move {
+                serve_connections(constant_listener, constant_app, &config, std::future::pending())
+                    .await
+            });
+        }
 
         // One request per team, sent in turn, so no team nears its 100 requests a second.
         let requests_for = |path: &str| -> Arc<Vec<Vec<u8>>> {
@@ -216,4 +241,5 @@ fn main() {
             best(&rates[1]) / best(&rates[0])
         );
     });
+    let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -109,6 +109,13 @@ struct ServeArgs {
     /// The longest a request may take, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     request_timeout: u64,
+    /// The longest a client may take to send a request's line and headers (and an idle
+    /// keep-alive connection may stay open), in milliseconds; then the connection closes.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    header_timeout: u64,
+    /// At shutdown (SIGINT, SIGTERM), how long in-flight requests are waited for, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    shutdown_grace: u64,
 }
 
 #[cfg(feature = "server")]
@@ -360,6 +367,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.ledger = args.ledger;
             config.usage_refresh = std::time::Duration::from_secs(args.usage_refresh.max(1));
             config.request_timeout = std::time::Duration::from_millis(args.request_timeout.max(1));
+            config.header_read_timeout =
+                std::time::Duration::from_millis(args.header_timeout.max(1));
+            config.shutdown_grace = std::time::Duration::from_secs(args.shutdown_grace);
             return cardex::server::run(config).map_err(Failure::Serve);
         }
         #[cfg(feature = "server")]

@@ -388,6 +388,10 @@ async fn every_endpoint_and_parameter_without_accounts() {
         "missing_credentials",
         "invalid_credentials",
         "rate_limited",
+        "invalid_path",
+        "timeout",
+        "ledger_unavailable",
+        "internal_error",
     ] {
         assert!(
             codes.contains(code),
@@ -624,6 +628,143 @@ async fn usage_lags_overage_is_served_and_kill_9_loses_no_credit() {
     assert_eq!(after["remaining_credits"], 0);
     assert_eq!(after["overage_credits"], 2);
     assert!(after["updated_at"].as_str().unwrap().ends_with('Z'));
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Sends `text` on a raw connection and reads until the server closes it; `None` when
+/// the read timed out instead.
+fn raw_exchange(stream: &mut std::net::TcpStream, text: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    stream.write_all(text.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = Vec::new();
+    match stream.read_to_end(&mut answer) {
+        Ok(_) => Some(String::from_utf8_lossy(&answer).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+            Some(String::from_utf8_lossy(&answer).into_owned())
+        }
+        Err(_) => None,
+    }
+}
+
+fn host_port(server: &Server) -> String {
+    server.base.trim_start_matches("http://").to_string()
+}
+
+#[test]
+fn slow_request_heads_are_cut_off_and_hyper_rejections_keep_their_status() {
+    let server = Server::start(&["--header-timeout", "300"]);
+    let addr = host_port(&server);
+    // A client that starts a request head and never finishes it is disconnected once
+    // the header timeout passes, without an answer.
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    let started = Instant::now();
+    let answer = raw_exchange(&mut slow, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .expect("the server closes the connection");
+    assert_eq!(answer, "", "no answer to an unfinished head");
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    // A client that finishes in time is answered on a raw connection too.
+    let mut quick = std::net::TcpStream::connect(&addr).unwrap();
+    let answer = raw_exchange(
+        &mut quick,
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with(r#"{"status":"ok"}"#), "{answer}");
+    // More than 100 header fields: hyper refuses the head before any routing, with 431
+    // and no body (SERVER.md); the server goes on serving.
+    let mut many = std::net::TcpStream::connect(&addr).unwrap();
+    let mut head = String::from("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    for i in 0..120 {
+        head.push_str(&format!("X-Filler-{i}: 1\r\n"));
+    }
+    head.push_str("\r\n");
+    let answer = raw_exchange(&mut many, &head).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    // A request line that is not HTTP: 400.
+    let mut garbage = std::net::TcpStream::connect(&addr).unwrap();
+    let answer = raw_exchange(&mut garbage, "HELLO THERE\r\n\r\n").unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    let mut after = std::net::TcpStream::connect(&addr).unwrap();
+    let answer = raw_exchange(
+        &mut after,
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    server.stop();
+}
+
+#[test]
+fn shutdown_finishes_a_request_in_flight_and_syncs_its_charge() {
+    let dir = scratch("shutdown");
+    let accounts = dir.join("accounts.json");
+    let acme = add_key(&accounts, "acme", 10);
+    let args = ["--accounts", accounts.to_str().unwrap()];
+    let server = Server::start(&args);
+    let addr = host_port(&server);
+    // A request whose head is half sent when SIGTERM comes...
+    let mut in_flight = std::net::TcpStream::connect(&addr).unwrap();
+    {
+        use std::io::Write;
+        in_flight
+            .write_all(b"GET /pokemon/v1/cards?page_size=3 HTTP/1.1\r\nHost: x\r\n")
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(Duration::from_millis(300));
+    // ...the server no longer accepts new connections but waits for this one...
+    assert!(
+        std::net::TcpStream::connect(&addr).is_err(),
+        "the listener closes at shutdown"
+    );
+    // ...which is answered in full once its head arrives, and told the connection closes.
+    let answer = raw_exchange(
+        &mut in_flight,
+        &format!("X-Api-Key: {acme}\r\nX-Team-ID: acme\r\n\r\n"),
+    )
+    .expect("an answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    let body = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+    let body: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(body["data"].as_array().unwrap().len(), 3);
+    let log = server.stop();
+    assert!(
+        log.contains("message=\"1 in-flight connections finished; ledger synced\""),
+        "{log}"
+    );
+    // The charge of the request answered during shutdown was made durable.
+    let server = Server::start(&args);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (s, _, usage) = runtime.block_on(get(
+        &client(),
+        &server.url("/account/v1/usage"),
+        Some((&acme, "acme")),
+    ));
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(usage["used_credits"], 1, "{usage}");
     server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -63,7 +63,7 @@ pub(super) fn request(
 /// the request lines before it, at once.
 pub(super) fn event(name: &str, message: &str) {
     flush();
-    let level = if name.ends_with("error") {
+    let level = if name.ends_with("error") || name == "panic" {
         "error"
     } else {
         "info"

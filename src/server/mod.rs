@@ -187,14 +187,25 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
                             )
                         }
                     };
-                    serve_endpoint(&service, endpoint, &params, query.as_deref(), &headers)
+                    answer_or_internal_error(|| {
+                        serve_endpoint(&service, endpoint, &params, query.as_deref(), &headers)
+                    })
                 },
             ),
             (_, None) => continue,
         };
         router = router.route(path, handler);
     }
-    router
+    with_operations(router, timeout).with_state(service)
+}
+
+/// Around `routes`: the 404 and 405 bodies, gzip, the size limits, the timeout and the
+/// request log (one function, so that the tests can put them around a route of their own).
+fn with_operations<S: Clone + Send + Sync + 'static>(
+    routes: Router<S>,
+    timeout: Duration,
+) -> Router<S> {
+    routes
         .fallback(|| async {
             error_response(
                 StatusCode::NOT_FOUND,
@@ -219,7 +230,6 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
         .layer(middleware::from_fn(move |request, next| {
             guard(request, next, timeout)
         }))
-        .with_state(service)
 }
 
 /// Size limits, the timeout and the log line around every request.
@@ -277,6 +287,30 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
         started.elapsed(),
     );
     response
+}
+
+/// Runs `serve`, turning a panic (a bug: no input is meant to cause one) into
+/// `500 internal_error` with the error body and a `panic` log event, so that one bad
+/// request neither drops its connection unanswered nor takes anything else down. Every
+/// lock the handlers share recovers from poisoning.
+fn answer_or_internal_error(serve: impl FnOnce() -> Response) -> Response {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(serve)) {
+        Ok(response) => response,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            log::event("panic", &what);
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "the server failed on this request; it has been logged".into(),
+                json!({}),
+            )
+        }
+    }
 }
 
 /// Answers one endpoint: credentials, rate limit, the engine, the charge.
@@ -501,11 +535,17 @@ pub struct ServeConfig {
     pub request_timeout: Duration,
     /// How often charges are `fsync`ed.
     pub sync_interval: Duration,
+    /// The longest a client may take to send a request's head (request line and headers)
+    /// once it has started, or an idle keep-alive connection may wait for its next request;
+    /// then the connection is closed without an answer.
+    pub header_read_timeout: Duration,
+    /// At shutdown, the longest in-flight requests are waited for.
+    pub shutdown_grace: Duration,
 }
 
 impl ServeConfig {
-    /// The defaults: no accounts, usage refreshed every 20 minutes, 10 s requests,
-    /// charges synced every 100 ms.
+    /// The defaults: no accounts, usage refreshed every 20 minutes, 10 s requests, 10 s to
+    /// send a request head, charges synced every 100 ms, 30 s of grace at shutdown.
     pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
@@ -515,6 +555,8 @@ impl ServeConfig {
             usage_refresh: Duration::from_secs(20 * 60),
             request_timeout: Duration::from_secs(10),
             sync_interval: Duration::from_millis(100),
+            header_read_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
         }
     }
 }
@@ -593,14 +635,87 @@ async fn serve(service: Arc<Service>, config: ServeConfig) -> Result<(), String>
         })
     };
     let app = router(service.clone(), config.request_timeout);
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
+    let connections = serve_connections(listener, app, &config, shutdown_signal()).await;
     background.abort();
     let synced = service.sync_ledger();
-    log::event("stopped", "in-flight requests finished; ledger synced");
-    result.map_err(|e| e.to_string())?;
+    log::event(
+        "stopped",
+        &format!(
+            "{} in-flight connections {}; ledger {}",
+            connections.in_flight,
+            if connections.cut_off == 0 {
+                "finished".to_string()
+            } else {
+                format!(
+                    "ran past the {} s grace period and were cut off",
+                    config.shutdown_grace.as_secs()
+                )
+            },
+            if synced.is_ok() {
+                "synced"
+            } else {
+                "NOT synced"
+            }
+        ),
+    );
     synced.map_err(|e| format!("ledger: {e}"))
+}
+
+/// How the connections stood when the server stopped accepting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drained {
+    /// Connections open when the shutdown signal came.
+    pub in_flight: usize,
+    /// Of those, the ones still open when the grace period ran out.
+    pub cut_off: usize,
+}
+
+/// Accepts connections on `listener` and serves `app` on each with hyper's HTTP/1 (with
+/// [`ServeConfig::header_read_timeout`]) until `shutdown` completes; then stops accepting,
+/// lets every request in flight finish (idle keep-alive connections are closed at once)
+/// for at most [`ServeConfig::shutdown_grace`], and returns. [`run`] passes SIGINT/SIGTERM
+/// as `shutdown`; the throughput bench serves through this too.
+pub async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    config: &ServeConfig,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Drained {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: say so, breathe, go on.
+                        log::event("accept_error", &e.to_string());
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+                // A connection error (a client gone, a header read timeout) ends only that
+                // connection; hyper has already answered what it could parse.
+                tokio::spawn(connection);
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    let in_flight = graceful.count();
+    let cut_off = match tokio::time::timeout(config.shutdown_grace, graceful.shutdown()).await {
+        Ok(()) => 0,
+        Err(_) => in_flight.max(1),
+    };
+    Drained { in_flight, cut_off }
 }
 
 async fn shutdown_signal() {
@@ -632,4 +747,71 @@ pub fn unix_now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_a_500_with_the_error_body() {
+        let response = answer_or_internal_error(|| panic!("a bug"));
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let body = runtime
+            .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["status"], 500);
+        assert_eq!(body["error"]["code"], "internal_error");
+        // And an answer that does not panic passes through untouched.
+        let fine = answer_or_internal_error(|| json_response(StatusCode::OK, b"{}".to_vec()));
+        assert_eq!(fine.status(), StatusCode::OK);
+    }
+
+    /// The timeout of [`with_operations`] answers 503 `timeout` for a handler that awaits
+    /// too long, and lets a quick one through.
+    #[test]
+    fn a_slow_request_gets_503_timeout() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let routes: Router<()> = Router::new()
+                .route(
+                    "/slow",
+                    get(|| async {
+                        tokio::time::sleep(Duration::from_secs(5)).await;
+                        "late"
+                    }),
+                )
+                .route("/quick", get(|| async { "ok" }));
+            let app = with_operations(routes, Duration::from_millis(100));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            let client = reqwest::Client::new();
+            let started = Instant::now();
+            let slow = client
+                .get(format!("http://{addr}/slow"))
+                .send()
+                .await
+                .unwrap();
+            assert!(started.elapsed() < Duration::from_secs(4));
+            assert_eq!(slow.status(), 503);
+            let body: serde_json::Value = slow.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "timeout");
+            assert_eq!(body["error"]["status"], 503);
+            let quick = client
+                .get(format!("http://{addr}/quick"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(quick.status(), 200);
+        });
+    }
 }
