@@ -73,6 +73,7 @@ pub mod generate;
 pub mod import;
 pub mod index;
 pub(crate) mod json;
+pub mod live;
 pub mod load;
 pub(crate) mod par;
 pub mod plan;
@@ -81,6 +82,8 @@ pub mod query;
 pub mod server;
 pub mod store;
 pub mod text;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 /// The README's library example, compiled and run as a doc test so it cannot go stale.
 #[cfg(doctest)]

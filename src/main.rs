@@ -116,6 +116,18 @@ struct ServeArgs {
     /// At shutdown (SIGINT, SIGTERM), how long in-flight requests are waited for, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     shutdown_grace: u64,
+    /// The webhooks file (subscriptions and retry policy, see SERVER.md). Without it,
+    /// reloads still happen and their events are logged, but nothing is delivered.
+    #[arg(long, value_name = "FILE")]
+    webhooks: Option<PathBuf>,
+    /// The webhook outbox [default: the webhooks file with extension `outbox`].
+    #[arg(long, value_name = "FILE", requires = "webhooks")]
+    outbox: Option<PathBuf>,
+    /// How often the snapshot folder is checked for changes, in milliseconds (a reload
+    /// follows once two checks agree on a new state); 0 turns watching off (SIGHUP still
+    /// reloads).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    watch_interval: u64,
 }
 
 #[cfg(feature = "server")]
@@ -370,6 +382,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.header_read_timeout =
                 std::time::Duration::from_millis(args.header_timeout.max(1));
             config.shutdown_grace = std::time::Duration::from_secs(args.shutdown_grace);
+            config.webhooks = args.webhooks;
+            config.outbox = args.outbox;
+            config.watch_interval = (args.watch_interval > 0)
+                .then(|| std::time::Duration::from_millis(args.watch_interval));
             return cardex::server::run(config).map_err(Failure::Serve);
         }
         #[cfg(feature = "server")]

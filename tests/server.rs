@@ -6,128 +6,15 @@
 
 #![cfg(feature = "server")]
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod serving;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use serving::{add_key, scratch, Server};
 
 use reqwest::StatusCode;
 use serde_json::Value;
-
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-
-/// A scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("cardex-server-{name}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Adds a key for `team` with `credits` to the accounts file; returns the key.
-fn add_key(accounts: &Path, team: &str, credits: u64) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
-        .args(["accounts", "add-key", "--accounts"])
-        .arg(accounts)
-        .args(["--team", team, "--total-credits", &credits.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let key = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    assert!(key.starts_with("cdx_"));
-    key
-}
-
-/// A running server, killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cardex"))
-            .args([
-                "serve",
-                "--data",
-                concat!(env!("CARGO_MANIFEST_DIR"), "/data"),
-            ])
-            .args(["--addr", "127.0.0.1:0"])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let reader = {
-            let log = log.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if let Some(at) = line.find("event=listening message=http://") {
-                        let _ = tx.send(line[at + "event=listening message=".len()..].to_string());
-                    }
-                    log.lock().unwrap().push(line);
-                }
-            })
-        };
-        let base = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the server says where it listens");
-        Server {
-            child,
-            base,
-            log,
-            reader: Some(reader),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-
-    /// SIGTERM, wait for a clean exit, and return the whole log.
-    fn stop(mut self) -> String {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "exit status {status}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "the server did not stop");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if let Some(reader) = self.reader.take() {
-            reader.join().unwrap();
-        }
-        let log = self.log();
-        assert!(log.contains("event=stopped"), "{log}");
-        log
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()

@@ -21,6 +21,8 @@ pub mod accounts;
 pub mod ledger;
 pub mod limit;
 mod log;
+mod reload;
+pub mod webhooks;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -35,6 +37,7 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::json;
 
+use crate::live::LiveEngine;
 use crate::{Engine, Error, ItemRequest, SearchRequest};
 use accounts::{Accounts, Credentials, Endpoint, KeyRing, Team};
 use ledger::Ledger;
@@ -91,9 +94,9 @@ impl UsageBoard {
     }
 }
 
-/// A running service's state: the engine and, with accounts, the metering.
+/// A running service's state: the engine (reloadable) and, with accounts, the metering.
 pub struct Service {
-    engine: Engine,
+    engine: LiveEngine,
     metered: Option<Metered>,
 }
 
@@ -110,9 +113,14 @@ impl Service {
     /// A service over `engine` that needs no credentials and meters nothing (local use).
     pub fn open(engine: Engine) -> Service {
         Service {
-            engine,
+            engine: LiveEngine::new(engine),
             metered: None,
         }
+    }
+
+    /// The engine, which [`LiveEngine::reload`] replaces while the service runs.
+    pub fn engine(&self) -> &LiveEngine {
+        &self.engine
     }
 
     /// A service over `engine` for the teams of `accounts`, charging credits to `ledger`.
@@ -123,7 +131,7 @@ impl Service {
         };
         usage.refresh(&accounts.teams, ledger.as_ref());
         Service {
-            engine,
+            engine: LiveEngine::new(engine),
             metered: Some(Metered {
                 keys: KeyRing::new(&accounts),
                 limiter: RateLimiter::per_spec(accounts.teams.len()),
@@ -400,7 +408,8 @@ fn serve_endpoint(
                 json!({}),
             )
         }),
-        _ => answer(&service.engine, endpoint, &param, &pairs).map_err(|e| engine_error(&e)),
+        _ => answer(&service.engine.current(), endpoint, &param, &pairs)
+            .map_err(|e| engine_error(&e)),
     };
     let body = match answer {
         Ok(body) => body,
@@ -541,11 +550,19 @@ pub struct ServeConfig {
     pub header_read_timeout: Duration,
     /// At shutdown, the longest in-flight requests are waited for.
     pub shutdown_grace: Duration,
+    /// The webhooks file (subscriptions, retry policy); without it events are only logged.
+    pub webhooks: Option<PathBuf>,
+    /// The webhook outbox; by default the webhooks file's path with extension `outbox`.
+    pub outbox: Option<PathBuf>,
+    /// How often the snapshot folder is checked for changes (a reload follows once two
+    /// checks in a row see the same new state); `None`: only SIGHUP reloads.
+    pub watch_interval: Option<Duration>,
 }
 
 impl ServeConfig {
     /// The defaults: no accounts, usage refreshed every 20 minutes, 10 s requests, 10 s to
-    /// send a request head, charges synced every 100 ms, 30 s of grace at shutdown.
+    /// send a request head, charges synced every 100 ms, 30 s of grace at shutdown, no
+    /// webhooks, the snapshot folder checked for changes every second.
     pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
@@ -557,6 +574,9 @@ impl ServeConfig {
             sync_interval: Duration::from_millis(100),
             header_read_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(30),
+            webhooks: None,
+            outbox: None,
+            watch_interval: Some(Duration::from_secs(1)),
         }
     }
 }
@@ -569,6 +589,8 @@ impl ServeConfig {
 /// A snapshot, accounts file or ledger that cannot be loaded, or an address that cannot
 /// be bound, as a message naming the culprit.
 pub fn run(config: ServeConfig) -> Result<(), String> {
+    // Taken before loading: a change made while the snapshot loads is seen by the watcher.
+    let stamp = reload::folder_stamp(&config.data);
     let engine = Engine::open(&config.data).map_err(|e| e.to_string())?;
     let service = match &config.accounts {
         None => {
@@ -598,15 +620,57 @@ pub fn run(config: ServeConfig) -> Result<(), String> {
             Service::metered(engine, accounts, Arc::new(ledger))
         }
     };
+    let webhooks = match &config.webhooks {
+        Some(path) => {
+            let webhooks = webhooks::Webhooks::read(path)?;
+            let outbox = config
+                .outbox
+                .clone()
+                .unwrap_or_else(|| path.with_extension("outbox"));
+            log::event(
+                "webhooks",
+                &format!(
+                    "{} subscriptions from {}; outbox {}",
+                    webhooks.subscriptions.len(),
+                    path.display(),
+                    outbox.display()
+                ),
+            );
+            Some((webhooks, outbox))
+        }
+        None => None,
+    };
     let service = Arc::new(service);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(serve(service, config))
+    runtime.block_on(serve(service, config, webhooks, stamp))
 }
 
-async fn serve(service: Arc<Service>, config: ServeConfig) -> Result<(), String> {
+async fn serve(
+    service: Arc<Service>,
+    config: ServeConfig,
+    webhooks: Option<(webhooks::Webhooks, PathBuf)>,
+    stamp: reload::Stamp,
+) -> Result<(), String> {
+    let dispatcher = match webhooks {
+        Some((webhooks, outbox)) => Some(
+            webhooks::Dispatcher::start(webhooks, &outbox)
+                .map_err(|e| format!("{}: {e}", outbox.display()))?,
+        ),
+        None => None,
+    };
+    // Registered before the server says it listens: from then on SIGHUP reloads (its
+    // default action would end the process).
+    let hangup = reload::hangup_signal().map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
+    let reloader = tokio::spawn(reload::watch(
+        service.clone(),
+        dispatcher,
+        config.watch_interval,
+        hangup,
+        stamp,
+    ));
     let listener = tokio::net::TcpListener::bind(config.addr.as_str())
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
@@ -637,6 +701,7 @@ async fn serve(service: Arc<Service>, config: ServeConfig) -> Result<(), String>
     let app = router(service.clone(), config.request_timeout);
     let connections = serve_connections(listener, app, &config, shutdown_signal()).await;
     background.abort();
+    reloader.abort();
     let synced = service.sync_ledger();
     log::event(
         "stopped",

@@ -1,0 +1,158 @@
+//! The harness of the tests that run the real `cardex serve` binary: scratch folders,
+//! API keys, a server process whose log is collected, waiting for log lines.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A scratch folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("cardex-server-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Adds a key for `team` with `credits` to the accounts file; returns the key.
+pub fn add_key(accounts: &Path, team: &str, credits: u64) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(["accounts", "add-key", "--accounts"])
+        .arg(accounts)
+        .args(["--team", team, "--total-credits", &credits.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(key.starts_with("cdx_"));
+    key
+}
+
+/// A running server, killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn start(args: &[&str]) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cardex"));
+        command.arg("serve");
+        if !args.contains(&"--data") {
+            command.args(["--data", concat!(env!("CARGO_MANIFEST_DIR"), "/data")]);
+        }
+        let mut child = command
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if let Some(at) = line.find("event=listening message=http://") {
+                        let _ = tx.send(line[at + "event=listening message=".len()..].to_string());
+                    }
+                    log.lock().unwrap().push(line);
+                }
+            })
+        };
+        let base = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server says where it listens");
+        Server {
+            child,
+            base,
+            log,
+            reader: Some(reader),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    /// SIGTERM, wait for a clean exit, and return the whole log.
+    pub fn stop(mut self) -> String {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        let log = self.log();
+        assert!(log.contains("event=stopped"), "{log}");
+        log
+    }
+}
+
+impl Server {
+    /// Starts `cardex serve` over the snapshot folder `data` instead of the bundled one.
+    pub fn start_on(data: &Path, args: &[&str]) -> Server {
+        let mut all = vec!["--data", data.to_str().unwrap()];
+        all.extend_from_slice(args);
+        Server::start(&all)
+    }
+
+    /// Waits until the log has `count` lines containing `needle`; returns the log.
+    pub fn wait_for(&self, needle: &str, count: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let log = self.log();
+            if log.matches(needle).count() >= count {
+                return log;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited 30 s for {count}× {needle:?}; the log:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends a signal (`HUP`, `TERM`, `KILL`) to the server.
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

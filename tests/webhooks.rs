@@ -1,0 +1,414 @@
+//! Live updates end to end (issue #6): the real `cardex serve` over a scratch copy of the
+//! bundled snapshot, a real webhook receiver on 127.0.0.1 in this process, snapshot
+//! changes made on disk, reloads by folder watching and by SIGHUP. Checks the events and
+//! their expansion ids, the signatures, refused snapshots, retries through an outage and
+//! a restart.
+
+#![cfg(feature = "server")]
+
+mod serving;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use cardex::webhook::{verify, VerifyError, DEFAULT_TOLERANCE};
+use serde_json::{json, Value};
+use serving::{scratch, Server};
+
+const SECRET_ALL: &str = "whsec_all_0123456789abcdef";
+const SECRET_GRADED: &str = "whsec_graded_0123456789abcdef";
+
+/// One POST the receiver got.
+#[derive(Debug, Clone)]
+struct Delivery {
+    path: String,
+    signature: String,
+    content_type: String,
+    body: Vec<u8>,
+    answered: u16,
+    at: Instant,
+}
+
+/// A webhook receiver: records every POST and answers with the next planned status
+/// (200 once the plan is empty).
+#[derive(Clone, Default)]
+struct Receiver {
+    got: Arc<Mutex<Vec<Delivery>>>,
+    plan: Arc<Mutex<VecDeque<u16>>>,
+}
+
+impl Receiver {
+    async fn listen(&self, listener: tokio::net::TcpListener) {
+        let me = self.clone();
+        let app = axum::Router::new().route(
+            "/{hook}",
+            post(
+                move |axum::extract::Path(hook): axum::extract::Path<String>,
+                      headers: HeaderMap,
+                      body: Bytes| {
+                    let me = me.clone();
+                    async move {
+                        let status = me.plan.lock().unwrap().pop_front().unwrap_or(200);
+                        let header = |name: &str| {
+                            headers
+                                .get(name)
+                                .map(|v| v.to_str().unwrap().to_string())
+                                .unwrap_or_default()
+                        };
+                        me.got.lock().unwrap().push(Delivery {
+                            path: hook,
+                            signature: header("x-service-signature"),
+                            content_type: header("content-type"),
+                            body: body.to_vec(),
+                            answered: status,
+                            at: Instant::now(),
+                        });
+                        StatusCode::from_u16(status).unwrap()
+                    }
+                },
+            ),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+
+    fn got(&self) -> Vec<Delivery> {
+        self.got.lock().unwrap().clone()
+    }
+
+    /// Waits until `n` deliveries were answered 2xx.
+    async fn wait_for_ok(&self, n: usize) -> Vec<Delivery> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let got = self.got();
+            if got.iter().filter(|d| d.answered == 200).count() >= n {
+                return got;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {n} deliveries: {got:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A scratch copy of the bundled snapshot.
+fn snapshot_copy(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    copy_dir(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/data")),
+        &data,
+    );
+    data
+}
+
+/// Edits card `id` of `<data>/<file>` in place (written to a temporary name, then renamed,
+/// as a snapshot publisher should).
+fn edit_card(data: &Path, file: &str, id: &str, edit: impl FnOnce(&mut Value)) {
+    let path = data.join(file);
+    let mut cards: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let card = cards
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("{id} in {file}"));
+    edit(card);
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(&cards).unwrap()).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+}
+
+fn webhooks_file(dir: &Path, port: u16, retry: Value) -> PathBuf {
+    let path = dir.join("webhooks.json");
+    let file = json!({
+        "subscriptions": [
+            {"id": "all", "url": format!("http://127.0.0.1:{port}/all"), "secret": SECRET_ALL, "events": ["*"]},
+            {"id": "graded", "url": format!("http://127.0.0.1:{port}/graded"), "secret": SECRET_GRADED,
+             "events": ["onepiece.expansions.prices.graded_updated"]}
+        ],
+        "retry": retry,
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    path
+}
+
+fn event_of(d: &Delivery) -> Value {
+    serde_json::from_slice(&d.body).unwrap()
+}
+
+async fn get_json(url: &str) -> (u16, Value) {
+    let r = reqwest::get(url).await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_change_sends_exactly_the_right_signed_events() {
+    let dir = scratch("events");
+    let data = snapshot_copy(&dir);
+    let receiver = Receiver::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    receiver.listen(listener).await;
+    let hooks = webhooks_file(&dir, port, json!({}));
+    let server = Server::start_on(
+        &data,
+        &[
+            "--webhooks",
+            hooks.to_str().unwrap(),
+            "--watch-interval",
+            "100",
+        ],
+    );
+    // One change of each kind, in expansions chosen so a wrong attribution shows:
+    // - pokemon ddw-3 (no variant printings): a raw price → ddw;
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        c["variants"][0]["prices"][0]["market"] = json!(10.5);
+    });
+    // - onepiece OP01-013's second "Normal" variant (printings [PRB01]): a raw price → PRB01
+    //   only, though the card debuted in OP01 and has another "Normal" variant there;
+    // - OP01-013's Special Alt Art (printings [OP01]): a graded price → OP01;
+    // - OP01-047's pop report → OP01; and a key reordering elsewhere, which is no change.
+    edit_card(&data, "onepiece/cards/OP01.json", "OP01-013", |c| {
+        c["variants"][2]["prices"][0]["market"] = json!(3.3);
+        c["variants"][1]["prices"][1]["market"] = json!(1400.0);
+    });
+    edit_card(&data, "onepiece/cards/OP01.json", "OP01-047", |c| {
+        c["variants"][1]["pop_reports"][0]["total"] = json!(9999);
+        let price = c["variants"][0]["prices"][0].take();
+        let mut reordered = serde_json::Map::new();
+        for (k, v) in price.as_object().unwrap().iter().rev() {
+            reordered.insert(k.clone(), v.clone());
+        }
+        c["variants"][0]["prices"][0] = Value::Object(reordered);
+    });
+    // 4 events for "all", 1 for "graded".
+    receiver.wait_for_ok(5).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let deliveries = receiver.got();
+    let got_all: Vec<&Delivery> = deliveries.iter().filter(|d| d.path == "all").collect();
+    let names: Vec<(String, Vec<String>)> = got_all
+        .iter()
+        .map(|d| {
+            let e = event_of(d);
+            (
+                e["name"].as_str().unwrap().to_string(),
+                serde_json::from_value(e["data"]["expansion_ids"].clone()).unwrap(),
+            )
+        })
+        .collect();
+    let owned = |n: &str, ids: &[&str]| {
+        (
+            n.to_string(),
+            ids.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        names,
+        [
+            owned("onepiece.expansions.prices.raw_updated", &["PRB01"]),
+            owned("onepiece.expansions.prices.graded_updated", &["OP01"]),
+            owned("onepiece.expansions.pop_reports.updated", &["OP01"]),
+            owned("pokemon.expansions.prices.raw_updated", &["ddw"]),
+        ],
+        "one reload, every change, in catalog and kind order"
+    );
+    let graded: Vec<&Delivery> = deliveries.iter().filter(|d| d.path == "graded").collect();
+    assert_eq!(graded.len(), 1);
+    assert_eq!(
+        event_of(graded[0])["name"],
+        "onepiece.expansions.prices.graded_updated"
+    );
+    // The same event (same id) went to both subscriptions, each signed with its secret.
+    assert_eq!(event_of(graded[0]), event_of(got_all[1]));
+    let now = SystemTime::now();
+    for d in got_all.iter().chain(graded.iter()) {
+        let secret = if d.path == "all" {
+            SECRET_ALL
+        } else {
+            SECRET_GRADED
+        };
+        assert_eq!(d.content_type, "application/json");
+        let e = event_of(d);
+        assert!(e["id"].as_str().unwrap().starts_with("evt_"));
+        assert_eq!(e.as_object().unwrap().len(), 3, "id, name, data: {e}");
+        verify(&d.signature, &d.body, secret, now, DEFAULT_TOLERANCE).expect("a valid signature");
+        // A tampered body, a wrong secret and a stale clock are refused.
+        let mut tampered = d.body.clone();
+        let at = tampered.len() - 5;
+        tampered[at] ^= 1;
+        assert_eq!(
+            verify(&d.signature, &tampered, secret, now, DEFAULT_TOLERANCE),
+            Err(VerifyError::BadSignature)
+        );
+        assert_eq!(
+            verify(
+                &d.signature,
+                &d.body,
+                "whsec_wrong_0123456789abcdef",
+                now,
+                DEFAULT_TOLERANCE
+            ),
+            Err(VerifyError::BadSignature)
+        );
+        assert!(matches!(
+            verify(
+                &d.signature,
+                &d.body,
+                secret,
+                now + Duration::from_secs(3600),
+                DEFAULT_TOLERANCE
+            ),
+            Err(VerifyError::Stale { .. })
+        ));
+    }
+    let ids: std::collections::HashSet<String> = got_all
+        .iter()
+        .map(|d| event_of(d)["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 4, "unique ids");
+    // The new data is served.
+    let (s, card) = get_json(&server.url("/pokemon/v1/cards/ddw-3?include=prices")).await;
+    assert_eq!(s, 200);
+    assert_eq!(card["data"]["variants"][0]["prices"][0]["market"], 10.5);
+    // A SIGHUP reload of an unchanged folder: no event.
+    server.signal("HUP");
+    server.wait_for("event=reloaded", 2);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.got().len(), 5);
+    let log = server.stop();
+    assert!(log.contains("0 events"), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart() {
+    let dir = scratch("outage");
+    let data = snapshot_copy(&dir);
+    // A port for the receiver, not listening yet: the receiver is down.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let hooks = webhooks_file(
+        &dir,
+        port,
+        json!({"first_delay_ms": 50, "max_delay_ms": 200, "timeout_ms": 2000}),
+    );
+    let args = [
+        "--webhooks",
+        hooks.to_str().unwrap(),
+        "--watch-interval",
+        "0",
+    ];
+    let server = Server::start_on(&data, &args);
+    // A broken file: the reload is refused with the file named, the old data serves.
+    let ddw = data.join("pokemon/cards/ddw.json");
+    let good = std::fs::read_to_string(&ddw).unwrap();
+    std::fs::write(&ddw, &good[..good.len() / 2]).unwrap();
+    server.signal("HUP");
+    let log = server.wait_for("event=reload_error", 1);
+    assert!(log.contains("ddw.json"), "{log}");
+    assert!(log.contains("still serving the previous snapshot"), "{log}");
+    let (s, card) = get_json(&server.url("/pokemon/v1/cards/ddw-3?include=prices")).await;
+    assert_eq!(s, 200);
+    assert_eq!(card["data"]["variants"][0]["prices"][0]["market"], 9.8);
+    assert!(!server.log().contains("event=webhook_event"));
+    // Repaired with two changes made one after the other, two reloads: two events, both
+    // pending while the receiver is down.
+    std::fs::write(&ddw, &good).unwrap();
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        c["variants"][0]["prices"][0]["market"] = json!(11.0);
+    });
+    server.signal("HUP");
+    server.wait_for("event=webhook_enqueued", 1);
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        c["variants"][0]["pop_reports"][0]["total"] = json!(300);
+    });
+    server.signal("HUP");
+    server.wait_for("event=webhook_enqueued", 2);
+    let log = server.wait_for("event=webhook_retry", 2);
+    assert!(log.contains("could not connect"), "{log}");
+    let events: Vec<String> = log
+        .lines()
+        .filter(|l| l.contains("event=webhook_event"))
+        .map(|l| {
+            l.split("message=\"")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(events.len(), 2);
+    // kill -9 with both deliveries pending.
+    drop(server);
+    // The receiver comes up, answering 500 twice before it recovers.
+    let receiver = Receiver::default();
+    receiver.plan.lock().unwrap().extend([500, 500]);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    receiver.listen(listener).await;
+    let server = Server::start_on(&data, &args);
+    let got = receiver.wait_for_ok(2).await;
+    let log = server.log();
+    assert!(log.contains("2 pending deliveries restored"), "{log}");
+    // Per subscription, in order: the first event (two 500s, then 200), then the second.
+    let seen: Vec<(String, u16)> = got
+        .iter()
+        .map(|d| (event_of(d)["id"].as_str().unwrap().to_string(), d.answered))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (events[0].clone(), 500),
+            (events[0].clone(), 500),
+            (events[0].clone(), 200),
+            (events[1].clone(), 200)
+        ]
+    );
+    assert_eq!(
+        event_of(&got[0])["name"],
+        "pokemon.expansions.prices.raw_updated"
+    );
+    assert_eq!(
+        event_of(&got[3])["name"],
+        "pokemon.expansions.pop_reports.updated"
+    );
+    assert_eq!(event_of(&got[3])["data"]["expansion_ids"], json!(["ddw"]));
+    let now = SystemTime::now();
+    for d in &got {
+        verify(&d.signature, &d.body, SECRET_ALL, now, DEFAULT_TOLERANCE).expect("signed");
+    }
+    // Retries are signed afresh and spaced out.
+    assert!(got[1].at.duration_since(got[0].at) >= Duration::from_millis(25));
+    // After a clean restart nothing is delivered again.
+    server.stop();
+    let server = Server::start_on(&data, &args);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.got().len(), 4);
+    assert!(!server.log().contains("restored"));
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
