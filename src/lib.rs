@@ -45,9 +45,13 @@
 //!   with a [`Page`] or an [`Item`].
 //! - [`text`]: folding, words and natural order, shared by all of the above.
 //! - [`import`]: public data sets converted into snapshots (the Pokémon TCG API's data).
+//! - [`live`]: an engine that reloads its snapshot and swaps it in atomically, and what
+//!   changed between two loads (prices and pop reports per expansion) as webhook events.
+//! - `webhook` (feature `webhook`): signing webhook deliveries and verifying them on the
+//!   receiving side.
 //!
-//! Frontends (the `cardex` binary now; an HTTP service later) sit around this core and
-//! depend on it, never the other way.
+//! Frontends (the `cardex` binary and its HTTP service, module `server`) sit around this
+//! core and depend on it, never the other way.
 //!
 //! # Crate features
 //!
@@ -56,6 +60,10 @@
 //! - **cli** (enabled by default) — builds the `cardex` binary (with clap). Embedders can
 //!   use `default-features = false`: the library needs no async runtime, HTTP stack or
 //!   argument parser.
+//! - **server** (enabled by default) — the HTTP service `cardex serve` (tokio, axum,
+//!   hyper, tower-http, reqwest for webhook deliveries): module `server`.
+//! - **webhook** (enabled by default, part of `server`) — `webhook::sign` and
+//!   `webhook::verify` (HMAC-SHA256); no async runtime or HTTP stack.
 
 // Every public item is documented: the docs are the reference of the query language and
 // of the decisions the contract leaves open.

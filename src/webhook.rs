@@ -81,10 +81,11 @@ impl fmt::Display for VerifyError {
 
 impl std::error::Error for VerifyError {}
 
-fn mac(secret: &str, timestamp: u64, body: &[u8]) -> [u8; 32] {
+/// The MAC over `"<t>.<body>"`, with `t` exactly as written in the header.
+fn mac(secret: &str, timestamp: &str, body: &[u8]) -> [u8; 32] {
     let mut mac =
         Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
-    mac.update(timestamp.to_string().as_bytes());
+    mac.update(timestamp.as_bytes());
     mac.update(b".");
     mac.update(body);
     mac.finalize().into_bytes().into()
@@ -93,7 +94,7 @@ fn mac(secret: &str, timestamp: u64, body: &[u8]) -> [u8; 32] {
 /// The `X-Service-Signature` value for `body` sent at `timestamp` (Unix seconds).
 pub fn sign(secret: &str, timestamp: u64, body: &[u8]) -> String {
     let mut header = format!("t={timestamp},v1=");
-    for byte in mac(secret, timestamp, body) {
+    for byte in mac(secret, &timestamp.to_string(), body) {
         header.push_str(&format!("{byte:02x}"));
     }
     header
@@ -143,22 +144,22 @@ pub fn verify(
                 if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(VerifyError::Malformed("`t=` is not a number of seconds"));
                 }
-                timestamp = Some(
-                    value
-                        .parse::<u64>()
-                        .map_err(|_| VerifyError::Malformed("`t=` is out of range"))?,
-                );
+                let seconds = value
+                    .parse::<u64>()
+                    .map_err(|_| VerifyError::Malformed("`t=` is out of range"))?;
+                timestamp = Some((value, seconds));
             }
             "v1" => signatures
                 .push(unhex(value).ok_or(VerifyError::Malformed("`v1=` is not 64 hex digits"))?),
             _ => {}
         }
     }
-    let timestamp = timestamp.ok_or(VerifyError::Malformed("no `t=`"))?;
+    let (t_text, timestamp) = timestamp.ok_or(VerifyError::Malformed("no `t=`"))?;
     if signatures.is_empty() {
         return Err(VerifyError::Malformed("no `v1=`"));
     }
-    let expected = mac(secret, timestamp, raw_body);
+    // Over the digits as sent: a sender that pads `t` still verifies.
+    let expected = mac(secret, t_text, raw_body);
     let matched = signatures
         .iter()
         .fold(subtle::Choice::from(0), |any, s| any | s.ct_eq(&expected));
@@ -241,6 +242,18 @@ mod tests {
             verify(&moved, BODY, "whsec_right", at(t), tol),
             Err(VerifyError::BadSignature)
         );
+    }
+
+    #[test]
+    fn the_timestamp_is_signed_as_written() {
+        // A sender that pads `t` with a zero signs the padded digits; that verifies.
+        let t = 1_800_000_000u64;
+        let padded = format!("0{t}");
+        let mut header = format!("t={padded},v1=");
+        for b in mac("whsec_x", &padded, BODY) {
+            header.push_str(&format!("{b:02x}"));
+        }
+        assert_eq!(verify(&header, BODY, "whsec_x", at(t), DEFAULT_TOLERANCE), Ok(t));
     }
 
     #[test]

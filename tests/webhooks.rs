@@ -120,21 +120,29 @@ fn snapshot_copy(dir: &Path) -> PathBuf {
     data
 }
 
-/// Edits card `id` of `<data>/<file>` in place (written to a temporary name, then renamed,
-/// as a snapshot publisher should).
-fn edit_card(data: &Path, file: &str, id: &str, edit: impl FnOnce(&mut Value)) {
+/// Edits the cards of `<data>/<file>` in one write (to a temporary name, then renamed, as
+/// a snapshot publisher should).
+fn edit_file(data: &Path, file: &str, edit: impl FnOnce(&mut Vec<Value>)) {
     let path = data.join(file);
-    let mut cards: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let card = cards
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("{id} in {file}"));
-    edit(card);
+    let mut cards: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut cards);
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, serde_json::to_string_pretty(&cards).unwrap()).unwrap();
     std::fs::rename(&tmp, &path).unwrap();
+}
+
+/// Card `id` of `cards`.
+fn card<'c>(cards: &'c mut [Value], id: &str) -> &'c mut Value {
+    cards
+        .iter_mut()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no card {id}"))
+}
+
+/// Edits card `id` of `<data>/<file>` alone.
+fn edit_card(data: &Path, file: &str, id: &str, edit: impl FnOnce(&mut Value)) {
+    edit_file(data, file, |cards| edit(card(cards, id)));
 }
 
 fn webhooks_file(dir: &Path, port: u16, retry: Value) -> PathBuf {
@@ -175,23 +183,26 @@ async fn a_folder_change_sends_exactly_the_right_signed_events() {
             "--webhooks",
             hooks.to_str().unwrap(),
             "--watch-interval",
-            "100",
+            "200",
         ],
     );
-    // One change of each kind, in expansions chosen so a wrong attribution shows:
-    // - pokemon ddw-3 (no variant printings): a raw price → ddw;
+    // The folder watcher sees a file replaced: pokemon ddw-3 (its variant has no
+    // printings) gets a new raw price → ddw.
     edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
         c["variants"][0]["prices"][0]["market"] = json!(10.5);
     });
-    // - onepiece OP01-013's second "Normal" variant (printings [PRB01]): a raw price → PRB01
-    //   only, though the card debuted in OP01 and has another "Normal" variant there;
+    receiver.wait_for_ok(1).await;
+    // Then one write to onepiece's OP01.json, with changes chosen so that a wrong
+    // attribution shows:
+    // - OP01-013's second "Normal" variant (printings [PRB01]): a raw price → PRB01 only,
+    //   though the card debuted in OP01 and has another "Normal" variant there;
     // - OP01-013's Special Alt Art (printings [OP01]): a graded price → OP01;
-    // - OP01-047's pop report → OP01; and a key reordering elsewhere, which is no change.
-    edit_card(&data, "onepiece/cards/OP01.json", "OP01-013", |c| {
+    // - OP01-047's pop report → OP01; and a key reordering of a price, which is no change.
+    edit_file(&data, "onepiece/cards/OP01.json", |cards| {
+        let c = card(cards, "OP01-013");
         c["variants"][2]["prices"][0]["market"] = json!(3.3);
         c["variants"][1]["prices"][1]["market"] = json!(1400.0);
-    });
-    edit_card(&data, "onepiece/cards/OP01.json", "OP01-047", |c| {
+        let c = card(cards, "OP01-047");
         c["variants"][1]["pop_reports"][0]["total"] = json!(9999);
         let price = c["variants"][0]["prices"][0].take();
         let mut reordered = serde_json::Map::new();
@@ -224,12 +235,12 @@ async fn a_folder_change_sends_exactly_the_right_signed_events() {
     assert_eq!(
         names,
         [
+            owned("pokemon.expansions.prices.raw_updated", &["ddw"]),
             owned("onepiece.expansions.prices.raw_updated", &["PRB01"]),
             owned("onepiece.expansions.prices.graded_updated", &["OP01"]),
             owned("onepiece.expansions.pop_reports.updated", &["OP01"]),
-            owned("pokemon.expansions.prices.raw_updated", &["ddw"]),
         ],
-        "one reload, every change, in catalog and kind order"
+        "each reload's changes, in kind order"
     );
     let graded: Vec<&Delivery> = deliveries.iter().filter(|d| d.path == "graded").collect();
     assert_eq!(graded.len(), 1);
@@ -238,7 +249,7 @@ async fn a_folder_change_sends_exactly_the_right_signed_events() {
         "onepiece.expansions.prices.graded_updated"
     );
     // The same event (same id) went to both subscriptions, each signed with its secret.
-    assert_eq!(event_of(graded[0]), event_of(got_all[1]));
+    assert_eq!(event_of(graded[0]), event_of(got_all[2]));
     let now = SystemTime::now();
     for d in got_all.iter().chain(graded.iter()) {
         let secret = if d.path == "all" {
@@ -290,12 +301,13 @@ async fn a_folder_change_sends_exactly_the_right_signed_events() {
     assert_eq!(s, 200);
     assert_eq!(card["data"]["variants"][0]["prices"][0]["market"], 10.5);
     // A SIGHUP reload of an unchanged folder: no event.
+    let reloads = server.log().matches("event=reloaded").count();
     server.signal("HUP");
-    server.wait_for("event=reloaded", 2);
+    let log = server.wait_for("event=reloaded", reloads + 1);
+    assert!(log.contains("; 0 events"), "{log}");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.got().len(), 5);
-    let log = server.stop();
-    assert!(log.contains("0 events"), "{log}");
+    server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -409,6 +421,61 @@ async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(receiver.got().len(), 4);
     assert!(!server.log().contains("restored"));
+    server.stop();
+    // A change made while the server is down is reported when it starts again.
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        let prices = c["variants"][0]["prices"].as_array_mut().unwrap();
+        let graded = prices.iter_mut().find(|p| p["type"] == "graded").unwrap();
+        graded["market"] = json!(70.0);
+    });
+    let server = Server::start_on(&data, &args);
+    let got = receiver.wait_for_ok(3).await;
+    assert!(server.log().contains("changed while the server was down"));
+    let last = event_of(got.last().unwrap());
+    assert_eq!(last["name"], "pokemon.expansions.prices.graded_updated");
+    assert_eq!(last["data"]["expansion_ids"], json!(["ddw"]));
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
+    let dir = scratch("give-up");
+    let data = snapshot_copy(&dir);
+    let receiver = Receiver::default();
+    receiver.plan.lock().unwrap().extend([500; 100]);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    receiver.listen(listener).await;
+    // Give up as soon as allowed: still one attempt and four retries.
+    let hooks = webhooks_file(
+        &dir,
+        port,
+        json!({"first_delay_ms": 10, "max_delay_ms": 40, "give_up_after_secs": 0}),
+    );
+    let server = Server::start_on(
+        &data,
+        &["--webhooks", hooks.to_str().unwrap(), "--watch-interval", "0"],
+    );
+    edit_card(&data, "lorcana/cards/cards.json", "lor1-1", |c| {
+        c["variants"][0]["prices"][0]["market"] = json!(123.0);
+    });
+    server.signal("HUP");
+    let log = server.wait_for("gave up on", 1);
+    assert!(log.contains("after 5 attempts: HTTP 500"), "{log}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let got = receiver.got();
+    assert_eq!(got.len(), 5, "{got:?}");
+    assert!(got.iter().all(|d| d.answered == 500));
+    assert_eq!(event_of(&got[0])["name"], "lorcana.expansions.prices.raw_updated");
+    // Given up means done: a restart does not send it again.
+    server.stop();
+    let server = Server::start_on(
+        &data,
+        &["--webhooks", hooks.to_str().unwrap(), "--watch-interval", "0"],
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.got().len(), 5);
     server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,8 +2,8 @@
 //! expansion, whether raw prices, graded prices or population reports changed.
 //!
 //! Each loaded engine gets its [`Marks`]: per catalog, per [`ChangeKind`] and per
-//! expansion, the sorted fingerprints of every price or pop report record that counts for
-//! that expansion. A record counts for every expansion in its variant's `printings`, or,
+//! expansion, one digest of the sorted fingerprints of every price or pop report record
+//! that counts for that expansion. A record counts for every expansion in its variant's `printings`, or,
 //! when the variant has none, for the card's `expansion_id`. A fingerprint covers the
 //! card id, the variant (its name and, for repeated names, which occurrence), and the
 //! record's content in canonical form: object keys in sorted order, numbers by value
@@ -11,14 +11,16 @@
 //! loads differ for an expansion and kind exactly when their fingerprint lists differ: a
 //! record added, removed or changed, or moved to another variant or card.
 //!
-//! Fingerprints are 64-bit hashes: two different records could collide, with a chance of
-//! about 2⁻⁶⁴ per pair, and the change would then go unreported.
+//! Fingerprints and digests are 64-bit hashes of a fixed algorithm (FNV-1a with a final
+//! mix, written out here, not `std`'s hasher, whose output may change between Rust
+//! releases), so marks can be saved ([`Marks::to_json`]) and compared with a later run's:
+//! the server does this to report changes made while it was down. Two different record
+//! sets could collide, with a chance of about 2⁻⁶⁴ per expansion and kind, and the change
+//! would then go unreported.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{Hash, Hasher};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::Engine;
@@ -59,11 +61,74 @@ impl ChangeKind {
     }
 }
 
-/// The fingerprints of one loaded engine, compared by [`Marks::changes`].
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+/// The digests of one loaded engine, compared by [`Marks::changes`].
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct Marks {
-    /// Per catalog: per kind, per expansion id, the sorted record fingerprints.
-    catalogs: BTreeMap<String, [BTreeMap<String, Vec<u64>>; 3]>,
+    /// Per catalog: per kind, per expansion id, the digest of its record fingerprints.
+    catalogs: BTreeMap<String, CatalogMarks>,
+}
+
+/// One catalog's digests, per kind and expansion id.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogMarks {
+    raw_prices: BTreeMap<String, u64>,
+    graded_prices: BTreeMap<String, u64>,
+    pop_reports: BTreeMap<String, u64>,
+}
+
+impl CatalogMarks {
+    fn of(&self, kind: ChangeKind) -> &BTreeMap<String, u64> {
+        match kind {
+            ChangeKind::RawPrices => &self.raw_prices,
+            ChangeKind::GradedPrices => &self.graded_prices,
+            ChangeKind::PopReports => &self.pop_reports,
+        }
+    }
+
+    fn of_mut(&mut self, kind: ChangeKind) -> &mut BTreeMap<String, u64> {
+        match kind {
+            ChangeKind::RawPrices => &mut self.raw_prices,
+            ChangeKind::GradedPrices => &mut self.graded_prices,
+            ChangeKind::PopReports => &mut self.pop_reports,
+        }
+    }
+}
+
+/// A 64-bit hash with a fixed definition: FNV-1a over the bytes, then the SplitMix64
+/// finaliser so that every input bit reaches every output bit.
+#[derive(Debug, Clone, Copy)]
+struct StableHash(u64);
+
+impl StableHash {
+    fn new() -> StableHash {
+        StableHash(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn u64(&mut self, v: u64) {
+        self.bytes(&v.to_le_bytes());
+    }
+
+    /// A string, length first, so that ("ab", "c") and ("a", "bc") differ.
+    fn str(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.bytes(s.as_bytes());
+    }
+
+    fn finish(self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
 }
 
 /// What changed in one catalog between two loads.
@@ -125,12 +190,26 @@ impl Marks {
         Marks { catalogs }
     }
 
+    /// The marks as JSON, to be saved and read back with [`Marks::from_json`].
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("marks serialise")
+    }
+
+    /// Marks saved by [`Marks::to_json`].
+    ///
+    /// # Errors
+    ///
+    /// What serde_json says about text that is not saved marks.
+    pub fn from_json(text: &str) -> Result<Marks, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
     /// What changed from `self` (the old load) to `new`, per catalog in name order; a
     /// catalog with no change is left out. A catalog on one side only counts as having
     /// every record added (or removed).
     pub fn changes(&self, new: &Marks) -> Vec<CatalogChanges> {
         let names: BTreeSet<&String> = self.catalogs.keys().chain(new.catalogs.keys()).collect();
-        let empty: [BTreeMap<String, Vec<u64>>; 3] = Default::default();
+        let empty = CatalogMarks::default();
         let mut out = Vec::new();
         for name in names {
             let old = self.catalogs.get(name).unwrap_or(&empty);
@@ -140,7 +219,7 @@ impl Marks {
                 ..CatalogChanges::default()
             };
             for kind in ChangeKind::ALL {
-                let (old, now) = (&old[kind.slot()], &now[kind.slot()]);
+                let (old, now) = (old.of(kind), now.of(kind));
                 let expansions: BTreeSet<&String> = old.keys().chain(now.keys()).collect();
                 *changes.of_mut(kind) = expansions
                     .into_iter()
@@ -156,21 +235,37 @@ impl Marks {
     }
 }
 
-fn catalog_marks(cards: &Collection) -> [BTreeMap<String, Vec<u64>>; 3] {
+fn catalog_marks(cards: &Collection) -> CatalogMarks {
     let ids: Vec<u32> = cards.all().iter().collect();
     let per_card = crate::par::map_slice(&ids, |&id| card_marks(cards.doc(id)));
-    let mut out: [BTreeMap<String, Vec<u64>>; 3] = Default::default();
+    let mut fingerprints: [BTreeMap<String, Vec<u64>>; 3] = Default::default();
     for marks in per_card {
         for (kind, expansion, mark) in marks {
-            out[kind.slot()].entry(expansion).or_default().push(mark);
+            fingerprints[kind.slot()]
+                .entry(expansion)
+                .or_default()
+                .push(mark);
         }
     }
-    for kind in &mut out {
-        for marks in kind.values_mut() {
-            marks.sort_unstable();
+    let mut out = CatalogMarks::default();
+    for kind in ChangeKind::ALL {
+        let digests = out.of_mut(kind);
+        for (expansion, mut marks) in std::mem::take(&mut fingerprints[kind.slot()]) {
+            digests.insert(expansion, digest(&mut marks));
         }
     }
     out
+}
+
+/// One digest for a multiset of fingerprints (sorted first, so order does not matter).
+fn digest(fingerprints: &mut [u64]) -> u64 {
+    fingerprints.sort_unstable();
+    let mut h = StableHash::new();
+    h.u64(fingerprints.len() as u64);
+    for &f in fingerprints.iter() {
+        h.u64(f);
+    }
+    h.finish()
 }
 
 /// The (kind, expansion, fingerprint) of every price and pop report record of one card.
@@ -205,10 +300,10 @@ fn card_marks(doc: &str) -> Vec<(ChangeKind, String, u64)> {
             _ => &[],
         };
         let mut mark = |kind: ChangeKind, record: &Value| {
-            let mut h = DefaultHasher::new();
-            card.id.as_str().unwrap_or_default().hash(&mut h);
-            name.hash(&mut h);
-            occurrence.hash(&mut h);
+            let mut h = StableHash::new();
+            h.str(card.id.as_str().unwrap_or_default());
+            h.str(name);
+            h.u64(u64::from(*occurrence));
             canonical_hash(record, &mut h);
             let fingerprint = h.finish();
             for expansion in &expansions {
@@ -232,31 +327,41 @@ fn card_marks(doc: &str) -> Vec<(ChangeKind, String, u64)> {
 }
 
 /// Hashes `value` so that key order and number spelling do not matter.
-fn canonical_hash(value: &Value, h: &mut DefaultHasher) {
+fn canonical_hash(value: &Value, h: &mut StableHash) {
     match value {
-        Value::Null => 0u8.hash(h),
-        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Null => h.bytes(&[0]),
+        Value::Bool(b) => h.bytes(&[1, u8::from(*b)]),
         Value::Number(n) => {
-            2u8.hash(h);
             match n.as_f64() {
                 // -0.0 and 0.0 are the same value.
-                Some(f) => (if f == 0.0 { 0.0f64 } else { f }).to_bits().hash(h),
-                None => n.to_string().hash(h),
+                Some(f) => {
+                    h.bytes(&[2]);
+                    h.u64((if f == 0.0 { 0.0f64 } else { f }).to_bits());
+                }
+                None => {
+                    h.bytes(&[3]);
+                    h.str(&n.to_string());
+                }
             }
         }
-        Value::String(s) => (3u8, s).hash(h),
+        Value::String(s) => {
+            h.bytes(&[4]);
+            h.str(s);
+        }
         Value::Array(items) => {
-            (4u8, items.len()).hash(h);
+            h.bytes(&[5]);
+            h.u64(items.len() as u64);
             for item in items {
                 canonical_hash(item, h);
             }
         }
         Value::Object(map) => {
-            (5u8, map.len()).hash(h);
+            h.bytes(&[6]);
+            h.u64(map.len() as u64);
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort_unstable();
             for key in keys {
-                key.hash(h);
+                h.str(key);
                 canonical_hash(&map[key], h);
             }
         }
@@ -359,6 +464,26 @@ mod tests {
         // The same record under another card id is a change for that expansion.
         let other = CARD.replace("\"c1\"", "\"c2\"");
         assert_eq!(changed(&[CARD], &[&other]).len(), 5);
+    }
+
+    #[test]
+    fn the_hash_is_fixed_and_marks_round_trip_through_json() {
+        // Pinned values: a change of algorithm would make saved marks report false changes.
+        let mut h = StableHash::new();
+        h.str("ddw-3");
+        // Computed independently (Python, FNV-1a then SplitMix64 over len-prefixed "ddw-3").
+        assert_eq!(h.finish(), 0x0421_ace6_a8c5_f170_u64);
+        assert_eq!(digest(&mut [3, 1, 2]), digest(&mut [1, 2, 3]));
+        assert_ne!(digest(&mut [1, 2]), digest(&mut [1, 2, 2]));
+        let engine = crate::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).unwrap();
+        let marks = Marks::of(&engine);
+        let back = Marks::from_json(&marks.to_json()).unwrap();
+        assert_eq!(back, marks);
+        assert!(marks.changes(&back).is_empty());
+        assert!(marks
+            .to_json()
+            .contains(r#""onepiece":{"raw_prices":{"OP01":"#));
+        assert!(Marks::from_json("[1]").is_err());
     }
 
     #[test]

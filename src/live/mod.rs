@@ -49,32 +49,37 @@ pub struct ReloadReport {
     pub changes: Vec<CatalogChanges>,
     /// The number of cards per catalog in the new snapshot, in name order.
     pub cards: Vec<(String, usize)>,
-    /// How long loading, comparing and swapping took.
+    /// How long loading, comparing and swapping took (zero inside `before_swap`).
     pub took: Duration,
 }
 
 impl ReloadReport {
-    /// The webhook events of this reload (spec section 6): per catalog, one event per kind
-    /// that changed, in the order raw prices, graded prices, pop reports; `new_id` makes
-    /// each event's unique id.
-    pub fn events(&self, mut new_id: impl FnMut() -> String) -> Vec<Event> {
-        let mut events = Vec::new();
-        for changes in &self.changes {
-            for kind in ChangeKind::ALL {
-                let expansion_ids = changes.of(kind);
-                if !expansion_ids.is_empty() {
-                    events.push(Event {
-                        id: new_id(),
-                        name: kind.event_name(&changes.catalog),
-                        data: EventData {
-                            expansion_ids: expansion_ids.to_vec(),
-                        },
-                    });
-                }
+    /// The webhook events of this reload: see [`events`].
+    pub fn events(&self, new_id: impl FnMut() -> String) -> Vec<Event> {
+        events(&self.changes, new_id)
+    }
+}
+
+/// The webhook events of `changes` (spec section 6): per catalog, one event per kind that
+/// changed, in the order raw prices, graded prices, pop reports; `new_id` makes each
+/// event's unique id.
+pub fn events(changes: &[CatalogChanges], mut new_id: impl FnMut() -> String) -> Vec<Event> {
+    let mut events = Vec::new();
+    for changes in changes {
+        for kind in ChangeKind::ALL {
+            let expansion_ids = changes.of(kind);
+            if !expansion_ids.is_empty() {
+                events.push(Event {
+                    id: new_id(),
+                    name: kind.event_name(&changes.catalog),
+                    data: EventData {
+                        expansion_ids: expansion_ids.to_vec(),
+                    },
+                });
             }
         }
-        events
     }
+    events
 }
 
 /// A webhook event object (spec section 2.4): `{"id", "name", "data": {"expansion_ids"}}`.
@@ -137,6 +142,11 @@ impl LiveEngine {
         &self.path
     }
 
+    /// The marks of the serving engine (to save, and compare with a later run's).
+    pub fn marks(&self) -> Marks {
+        self.marks.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// Loads the snapshot folder again, compares it with the serving engine, and swaps it
     /// in. Reloads run one at a time; searches go on against the old engine meanwhile.
     ///
@@ -144,15 +154,42 @@ impl LiveEngine {
     ///
     /// The new snapshot's [`LoadError`]: nothing is swapped, the old engine keeps serving.
     pub fn reload(&self) -> Result<ReloadReport, LoadError> {
+        self.reload_with(|_| Ok::<(), std::convert::Infallible>(()))
+            .map_err(|e| match e {
+                ReloadError::Load(e) => e,
+                ReloadError::Refused(never) => match never {},
+            })
+    }
+
+    /// Like [`LiveEngine::reload`], with `before_swap` called on the report once the new
+    /// snapshot is loaded and compared, before it is swapped in: the server writes the
+    /// events to its durable outbox there, so that no change is ever served without its
+    /// events recorded. If `before_swap` fails, nothing is swapped (the next reload finds
+    /// the same changes again).
+    ///
+    /// # Errors
+    ///
+    /// [`ReloadError::Load`] for a refused snapshot, [`ReloadError::Refused`] with
+    /// `before_swap`'s error; either way the old engine keeps serving.
+    pub fn reload_with<E>(
+        &self,
+        before_swap: impl FnOnce(&ReloadReport) -> Result<(), E>,
+    ) -> Result<ReloadReport, ReloadError<E>> {
         let started = Instant::now();
         let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
-        let engine = Engine::open(&self.path)?;
+        let engine = Engine::open(&self.path).map_err(ReloadError::Load)?;
         let new_marks = Marks::of(&engine);
         let changes = marks.changes(&new_marks);
         let cards = engine
             .catalogs()
             .map(|c| (c.name().to_string(), c.cards().len()))
             .collect();
+        let mut report = ReloadReport {
+            changes,
+            cards,
+            took: Duration::ZERO,
+        };
+        before_swap(&report).map_err(ReloadError::Refused)?;
         let old = std::mem::replace(
             &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
             Arc::new(engine),
@@ -161,10 +198,27 @@ impl LiveEngine {
         // request still holds it; otherwise the last one frees it.
         drop(old);
         *marks = new_marks;
-        Ok(ReloadReport {
-            changes,
-            cards,
-            took: started.elapsed(),
-        })
+        report.took = started.elapsed();
+        Ok(report)
     }
 }
+
+/// Why [`LiveEngine::reload_with`] swapped nothing.
+#[derive(Debug)]
+pub enum ReloadError<E> {
+    /// The new snapshot was refused.
+    Load(LoadError),
+    /// The caller's `before_swap` failed.
+    Refused(E),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for ReloadError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReloadError::Load(e) => e.fmt(f),
+            ReloadError::Refused(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for ReloadError<E> {}

@@ -151,7 +151,10 @@ impl FileLedger {
             Err(e) => return Err(e),
         }
         // Compact: one line per team, written aside, synced, renamed over the old file.
-        let tmp = path.with_extension("compact");
+        // `<ledger>.tmp`: the whole name kept, so no other file's compaction shares it.
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
         {
             let mut out = io::BufWriter::new(File::create(&tmp)?);
             let mut teams: Vec<_> = used.iter().collect();

@@ -589,6 +589,16 @@ impl ServeConfig {
 /// A snapshot, accounts file or ledger that cannot be loaded, or an address that cannot
 /// be bound, as a message naming the culprit.
 pub fn run(config: ServeConfig) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    // First of all: from here on SIGHUP means "reload" (once serving), not the default
+    // "terminate", however long the load below takes.
+    let hangup = {
+        let _runtime = runtime.enter();
+        reload::hangup_signal().map_err(|e| format!("cannot handle SIGHUP: {e}"))?
+    };
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
     let engine = Engine::open(&config.data).map_err(|e| e.to_string())?;
@@ -641,11 +651,7 @@ pub fn run(config: ServeConfig) -> Result<(), String> {
         None => None,
     };
     let service = Arc::new(service);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(serve(service, config, webhooks, stamp))
+    runtime.block_on(serve(service, config, webhooks, stamp, hangup))
 }
 
 async fn serve(
@@ -653,17 +659,17 @@ async fn serve(
     config: ServeConfig,
     webhooks: Option<(webhooks::Webhooks, PathBuf)>,
     stamp: reload::Stamp,
+    hangup: reload::Hangup,
 ) -> Result<(), String> {
     let dispatcher = match webhooks {
-        Some((webhooks, outbox)) => Some(
-            webhooks::Dispatcher::start(webhooks, &outbox)
-                .map_err(|e| format!("{}: {e}", outbox.display()))?,
-        ),
+        Some((webhooks, outbox)) => {
+            let dispatcher = webhooks::Dispatcher::start(webhooks, &outbox)
+                .map_err(|e| format!("{}: {e}", outbox.display()))?;
+            reload::catch_up(&service, &dispatcher)?;
+            Some(dispatcher)
+        }
         None => None,
     };
-    // Registered before the server says it listens: from then on SIGHUP reloads (its
-    // default action would end the process).
-    let hangup = reload::hangup_signal().map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
     let reloader = tokio::spawn(reload::watch(
         service.clone(),
         dispatcher,

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::webhooks::{new_event_id, Dispatcher};
 use super::{log, Service};
+use crate::live::{Event, ReloadError};
 
 /// What a reload waits on besides the folder: SIGHUP where there are signals.
 #[cfg(unix)]
@@ -41,25 +42,44 @@ async fn hung_up(_: &mut Hangup) {
     std::future::pending::<()>().await;
 }
 
-/// The snapshot folder as the watcher sees it: every file's path, size and modification
-/// time.
-pub(super) type Stamp = Vec<(PathBuf, u64, Option<SystemTime>)>;
+/// One file as the watcher sees it: path, size, modification time and, on Unix, inode
+/// and change time (so a same-size rewrite within the clock's resolution, or a file
+/// renamed over another, is still seen).
+type FileStamp = (PathBuf, u64, Option<SystemTime>, (u64, i64, i64));
 
-/// The path, size and modification time of every file in the snapshot folder (three
-/// levels: catalog folders, their `cards/` and `expansions/`), sorted.
+/// The snapshot folder as the watcher sees it.
+pub(super) type Stamp = Vec<FileStamp>;
+
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> (u64, i64, i64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.ino(), meta.ctime(), meta.ctime_nsec())
+}
+
+#[cfg(not(unix))]
+fn identity(_: &std::fs::Metadata) -> (u64, i64, i64) {
+    (0, 0, 0)
+}
+
+/// Every file in the snapshot folder (three levels: catalog folders, their `cards/` and
+/// `expansions/`), following symbolic links as the loader does, sorted.
 pub(super) fn folder_stamp(root: &Path) -> Stamp {
     fn walk(dir: &Path, depth: u32, out: &mut Stamp) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
         for entry in entries.flatten() {
-            let Ok(meta) = entry.metadata() else { continue };
+            let path = entry.path();
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
             if meta.is_dir() {
                 if depth < 2 {
-                    walk(&entry.path(), depth + 1, out);
+                    walk(&path, depth + 1, out);
                 }
             } else {
-                out.push((entry.path(), meta.len(), meta.modified().ok()));
+                let (len, modified, id) = (meta.len(), meta.modified().ok(), identity(&meta));
+                out.push((path, len, modified, id));
             }
         }
     }
@@ -68,6 +88,10 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
     out.sort();
     out
 }
+
+/// After this many checks in a row that each saw a different new state, the watcher
+/// reloads without waiting for the folder to settle.
+const MAX_UNSETTLED_CHECKS: u32 = 10;
 
 /// Reloads on SIGHUP and on folder changes, forever (the server aborts it at shutdown).
 pub(super) async fn watch(
@@ -84,6 +108,8 @@ pub(super) async fn watch(
             .unwrap_or_default()
     };
     let mut seen: Option<Stamp> = None;
+    // Checks in a row that saw the folder still changing; past the limit, reload anyway.
+    let mut unsettled = 0;
     let mut tick = tokio::time::interval(interval.unwrap_or(Duration::from_secs(3600)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -91,65 +117,91 @@ pub(super) async fn watch(
             _ = hung_up(&mut hangup) => {
                 loaded = stamp_of(root.clone()).await;
                 seen = None;
-                reload(&service, dispatcher.as_deref(), "SIGHUP").await;
+                reload(&service, dispatcher.as_ref(), "SIGHUP").await;
             }
             _ = tick.tick(), if interval.is_some() => {
                 let now = stamp_of(root.clone()).await;
                 if now == loaded {
                     seen = None;
-                } else if seen.as_ref() == Some(&now) {
-                    // Changed, and unchanged since the last check: the writer is done.
+                    unsettled = 0;
+                } else if seen.as_ref() == Some(&now) || unsettled >= MAX_UNSETTLED_CHECKS {
+                    // Changed, and unchanged since the last check (the writer is done), or
+                    // changing at every check for too long.
                     loaded = now;
                     seen = None;
-                    reload(&service, dispatcher.as_deref(), "the snapshot folder changed").await;
+                    unsettled = 0;
+                    reload(&service, dispatcher.as_ref(), "the snapshot folder changed").await;
                 } else {
                     seen = Some(now);
+                    unsettled += 1;
                 }
             }
         }
     }
 }
 
-/// One reload: load and swap off the workers, then log and publish the events.
-async fn reload(service: &Arc<Service>, dispatcher: Option<&Dispatcher>, why: &str) {
+/// One reload, off the workers: load and compare; with webhooks, the events go into the
+/// outbox (synced) before the new snapshot is swapped in, then the marks are saved. If the
+/// outbox refuses them, nothing is swapped: the next reload finds the same changes.
+async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, why: &str) {
     let path = service.engine().path().display().to_string();
     log::event("reload", &format!("{why}: loading {path}"));
-    let s = service.clone();
-    let result = tokio::task::spawn_blocking(move || s.engine().reload()).await;
-    let report = match result {
-        Ok(Ok(report)) => report,
-        Ok(Err(e)) => {
-            log::event(
-                "reload_error",
-                &format!("{e}; still serving the previous snapshot"),
-            );
-            return;
+    let (s, d) = (service.clone(), dispatcher.cloned());
+    let result = tokio::task::spawn_blocking(move || {
+        let mut events = Vec::new();
+        let report = s.engine().reload_with(|report| {
+            events = report.events(new_event_id);
+            match &d {
+                Some(d) if !events.is_empty() => d.publish(&events).map(Some),
+                _ => Ok(None),
+            }
+            .map(|enqueued| log_events(&events, enqueued))
+        })?;
+        if let Some(d) = &d {
+            if let Err(e) = d.save_marks(&s.engine().marks()) {
+                log::event("webhook_error", &format!("cannot save the marks: {e}"));
+            }
         }
-        Err(e) => {
+        Ok::<_, ReloadError<std::io::Error>>((report, events.len()))
+    })
+    .await;
+    match result {
+        Ok(Ok((report, events))) => {
+            let cards: Vec<String> = report
+                .cards
+                .iter()
+                .map(|(catalog, n)| format!("{catalog} {n}"))
+                .collect();
             log::event(
-                "reload_error",
-                &format!("the reload failed ({e}); still serving the previous snapshot"),
+                "reloaded",
+                &format!(
+                    "{} cards ({}) in {} ms; {events} events",
+                    report.cards.iter().map(|(_, n)| n).sum::<usize>(),
+                    cards.join(", "),
+                    report.took.as_millis(),
+                ),
             );
-            return;
         }
-    };
-    let events = report.events(new_event_id);
-    let cards: Vec<String> = report
-        .cards
-        .iter()
-        .map(|(catalog, n)| format!("{catalog} {n}"))
-        .collect();
-    log::event(
-        "reloaded",
-        &format!(
-            "{} cards ({}) in {} ms; {} events",
-            report.cards.iter().map(|(_, n)| n).sum::<usize>(),
-            cards.join(", "),
-            report.took.as_millis(),
-            events.len()
+        Ok(Err(ReloadError::Load(e))) => log::event(
+            "reload_error",
+            &format!("{e}; still serving the previous snapshot"),
         ),
-    );
-    for event in &events {
+        Ok(Err(ReloadError::Refused(e))) => log::event(
+            "reload_error",
+            &format!(
+                "the webhook outbox refused the events ({e}); still serving the previous snapshot"
+            ),
+        ),
+        Err(e) => log::event(
+            "reload_error",
+            &format!("the reload failed ({e}); still serving the previous snapshot"),
+        ),
+    }
+}
+
+/// Logs each event, and how many deliveries were enqueued (`None`: no webhooks).
+fn log_events(events: &[Event], enqueued: Option<usize>) {
+    for event in events {
         log::event(
             "webhook_event",
             &format!(
@@ -160,13 +212,38 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Dispatcher>, why: &s
             ),
         );
     }
-    if let (Some(dispatcher), false) = (dispatcher, events.is_empty()) {
-        match dispatcher.publish(&events) {
-            Ok(n) => log::event("webhook_enqueued", &format!("{n} deliveries")),
-            Err(e) => log::event(
-                "webhook_error",
-                &format!("the outbox refused {} events: {e}", events.len()),
-            ),
+    if let Some(n) = enqueued {
+        log::event("webhook_enqueued", &format!("{n} deliveries"));
+    }
+}
+
+/// At start, with webhooks: the changes between the marks saved by the last run and the
+/// snapshot just loaded (made while the server was down) become events, then the marks
+/// are saved. Without saved marks (a first start) there is nothing to compare with.
+///
+/// # Errors
+///
+/// The outbox's or the marks file's, naming it.
+pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Result<(), String> {
+    let current = service.engine().marks();
+    if let Some(saved) = dispatcher.saved_marks().map_err(|e| e.to_string())? {
+        let changes = saved.changes(&current);
+        let events = crate::live::events(&changes, new_event_id);
+        if !events.is_empty() {
+            log::event(
+                "reloaded",
+                &format!(
+                    "the snapshot changed while the server was down; {} events",
+                    events.len()
+                ),
+            );
+            let enqueued = dispatcher
+                .publish(&events)
+                .map_err(|e| format!("webhook outbox: {e}"))?;
+            log_events(&events, Some(enqueued));
         }
     }
+    dispatcher
+        .save_marks(&current)
+        .map_err(|e| format!("cannot save the marks: {e}"))
 }

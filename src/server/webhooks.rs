@@ -19,6 +19,9 @@ use super::log;
 use crate::live::{ChangeKind, Event};
 use crate::webhook::{sign, SIGNATURE_HEADER};
 
+/// The fewest retries of an event before it may be given up.
+pub const MIN_RETRIES: u32 = 4;
+
 /// The webhooks file: who gets which events, and how failed deliveries are retried.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -46,7 +49,8 @@ pub struct Subscription {
 
 /// How failed deliveries are retried: the n-th retry waits a random time between half and
 /// all of `first_delay_ms · 2ⁿ⁻¹`, capped at `max_delay_ms`; after `give_up_after_secs`
-/// since the first attempt the event is given up (logged as an error).
+/// since the first attempt, and at least [`MIN_RETRIES`] retries, the event is given up
+/// (logged as an error).
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetryPolicy {
@@ -133,14 +137,15 @@ impl Webhooks {
             if !ids.insert(&s.id) {
                 return Err(format!("{it}: `id` is used twice"));
             }
-            match s.url.strip_prefix("http://") {
-                Some(rest) if !rest.is_empty() => {}
-                _ if s.url.starts_with("https://") => {
+            match reqwest::Url::parse(&s.url) {
+                Ok(url) if url.scheme() == "http" && url.host().is_some() => {}
+                Ok(url) if url.scheme() == "https" => {
                     return Err(format!(
                         "{it}: https:// receivers are not supported yet (no TLS stack); use http:// behind a TLS proxy"
                     ))
                 }
-                _ => return Err(format!("{it}: `url` must be an http:// URL")),
+                Ok(_) => return Err(format!("{it}: `url` must be an http:// URL with a host")),
+                Err(e) => return Err(format!("{it}: `url` is not a URL: {e}")),
             }
             if !s.secret.starts_with("whsec_") || s.secret.len() < "whsec_".len() + 16 {
                 return Err(format!(
@@ -199,6 +204,8 @@ pub struct Pending {
 pub struct Outbox {
     path: PathBuf,
     inner: Mutex<OutboxInner>,
+    /// Held while open: a second server on the same outbox is refused.
+    _lock: File,
 }
 
 #[derive(Debug)]
@@ -215,6 +222,17 @@ impl Outbox {
     ///
     /// The file system's, or a line before the last that is not an outbox line.
     pub fn open(path: &Path) -> io::Result<(Outbox, Vec<Pending>)> {
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(sibling(path, "lock"))?;
+        if let Err(e) = lock.try_lock() {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("{}: in use by another server ({e})", path.display()),
+            ));
+        }
         let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
         let mut next_seq = 1;
         match File::open(path) {
@@ -263,22 +281,16 @@ impl Outbox {
             Err(e) => return Err(e),
         }
         let pending: Vec<Pending> = pending.into_values().collect();
-        let tmp = path.with_extension("compact");
-        {
-            let mut out = io::BufWriter::new(File::create(&tmp)?);
-            for p in &pending {
-                write_line(&mut out, &enqueued_line(p))?;
-            }
-            out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        let mut text = Vec::new();
+        for p in &pending {
+            write_line(&mut text, &enqueued_line(p))?;
         }
-        std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            File::open(dir)?.sync_all()?;
-        }
+        replace_file(path, &text)?;
         let file = OpenOptions::new().append(true).open(path)?;
         let outbox = Outbox {
             path: path.to_path_buf(),
             inner: Mutex::new(OutboxInner { file, next_seq }),
+            _lock: lock,
         };
         Ok((outbox, pending))
     }
@@ -342,8 +354,37 @@ impl Outbox {
         let mut line = Vec::new();
         write_line(&mut line, &OutboxLine::Done { done: seq })?;
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.file.write_all(&line)
+        let len = inner.file.metadata()?.len();
+        // A line cut short (disk full) is cut back off, so the next one starts clean.
+        inner.file.write_all(&line).inspect_err(|_| {
+            let _ = inner.file.set_len(len);
+        })
     }
+}
+
+/// `<path>.<suffix>`: a file beside `path` (its whole name kept, so that two files with
+/// the same stem never share one).
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Replaces `path` with `bytes` atomically: written beside it, synced, renamed over it,
+/// the folder synced.
+fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = sibling(path, "tmp");
+    {
+        let mut out = File::create(&tmp)?;
+        out.write_all(bytes)?;
+        out.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 fn enqueued_line(p: &Pending) -> OutboxLine {
@@ -393,6 +434,8 @@ pub struct Dispatcher {
     webhooks: Webhooks,
     outbox: Outbox,
     queues: Vec<Queue>,
+    /// Held from the outbox write to the queue pushes, so that queues keep outbox order.
+    publishing: Mutex<()>,
 }
 
 /// One subscription's deliveries, in order, and the bell its worker waits on.
@@ -425,6 +468,7 @@ impl Dispatcher {
             webhooks,
             outbox,
             queues,
+            publishing: Mutex::new(()),
         });
         let mut restored = 0;
         for p in pending {
@@ -438,14 +482,15 @@ impl Dispatcher {
                     restored += 1;
                 }
                 None => {
+                    // Kept in the outbox, undelivered, until a subscription with this id
+                    // is back (a renamed subscription would otherwise lose its events).
                     log::event(
-                        "webhook_dropped",
+                        "webhook_error",
                         &format!(
-                            "event {} for subscription {} that is no longer in the webhooks file",
+                            "event {} is pending for subscription {:?}, which is not in the webhooks file: kept in the outbox",
                             p.event.id, p.subscription
                         ),
                     );
-                    let _ = dispatcher.outbox.done(p.seq);
                 }
             }
         }
@@ -459,9 +504,7 @@ impl Dispatcher {
             );
         }
         for i in 0..dispatcher.queues.len() {
-            let d = dispatcher.clone();
-            let client = client.clone();
-            tokio::spawn(async move { d.work(i, client).await });
+            tokio::spawn(dispatcher.clone().work(i, client.clone()));
         }
         Ok(dispatcher)
     }
@@ -473,13 +516,15 @@ impl Dispatcher {
             .position(|s| s.id == subscription)
     }
 
-    /// Enqueues `events` (durably) for the subscriptions that want them and wakes their
-    /// workers; returns how many deliveries were enqueued.
+    /// Enqueues `events` (durably: synced before it returns, so call it off the async
+    /// workers) for the subscriptions that want them and wakes their workers; returns how
+    /// many deliveries were enqueued.
     ///
     /// # Errors
     ///
     /// The outbox's: nothing was enqueued.
     pub fn publish(&self, events: &[Event]) -> io::Result<usize> {
+        let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
         let pending = self.outbox.enqueue(&self.webhooks.subscriptions, events)?;
         let n = pending.len();
         for p in pending {
@@ -496,8 +541,41 @@ impl Dispatcher {
         Ok(n)
     }
 
+    /// The marks saved by [`Dispatcher::save_marks`] (`<outbox>.marks`), if any.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read or is not saved marks.
+    pub fn saved_marks(&self) -> io::Result<Option<crate::live::Marks>> {
+        let path = sibling(self.outbox.path(), "marks");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => crate::live::Marks::from_json(&text).map(Some).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", path.display()),
+                )
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Saves the marks of the snapshot whose events are all in the outbox, so that the
+    /// next start reports what changed while the server was down (written aside, synced,
+    /// renamed into place).
+    ///
+    /// # Errors
+    ///
+    /// The file system's.
+    pub fn save_marks(&self, marks: &crate::live::Marks) -> io::Result<()> {
+        replace_file(
+            &sibling(self.outbox.path(), "marks"),
+            marks.to_json().as_bytes(),
+        )
+    }
+
     /// Delivers subscription `i`'s queue, in order, forever.
-    async fn work(&self, i: usize, client: reqwest::Client) {
+    async fn work(self: Arc<Self>, i: usize, client: reqwest::Client) {
         let subscription = &self.webhooks.subscriptions[i];
         let Queue {
             pending: queue,
@@ -545,7 +623,10 @@ impl Dispatcher {
                     break;
                 };
                 let policy = self.webhooks.retry;
-                if first.elapsed() >= Duration::from_secs(policy.give_up_after_secs) {
+                // At least MIN_RETRIES retries, however short the give-up time.
+                if attempt > MIN_RETRIES
+                    && first.elapsed() >= Duration::from_secs(policy.give_up_after_secs)
+                {
                     log::event(
                         "webhook_error",
                         &format!(
@@ -568,8 +649,11 @@ impl Dispatcher {
                 );
                 tokio::time::sleep(delay).await;
             }
-            if let Err(e) = self.outbox.done(p.seq) {
-                log::event("webhook_error", &format!("outbox: {e}"));
+            let me = self.clone();
+            match tokio::task::spawn_blocking(move || me.outbox.done(p.seq)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => log::event("webhook_error", &format!("outbox: {e}")),
+                Err(e) => log::event("webhook_error", &format!("outbox: {e}")),
             }
             queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
         }
@@ -668,6 +752,11 @@ mod tests {
         assert_eq!(pending.len(), 3);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 3);
+        // One server per outbox.
+        let (_first, _) = Outbox::open(&path).unwrap();
+        let second = Outbox::open(&path).unwrap_err();
+        assert_eq!(second.kind(), io::ErrorKind::WouldBlock);
+        drop(_first);
         // A broken line in the middle is refused, naming the line.
         std::fs::write(&path, "garbage\n{\"done\":1}\n").unwrap();
         let e = Outbox::open(&path).unwrap_err();
@@ -691,6 +780,8 @@ mod tests {
             with(&|s| s.url = "https://x".into()).contains("https:// receivers are not supported")
         );
         assert!(with(&|s| s.url = "ftp://x".into()).contains("http:// URL"));
+        assert!(with(&|s| s.url = "http://exa mple/".into()).contains("not a URL"));
+        assert!(with(&|s| s.url = "http://h:99999/".into()).contains("not a URL"));
         assert!(with(&|s| s.secret = "whsec_short".into()).contains("secret"));
         assert!(with(&|s| s.id = "a b".into()).contains("`id`"));
         assert!(with(&|s| s.events = vec![]).contains("empty"));
