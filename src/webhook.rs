@@ -253,7 +253,10 @@ mod tests {
         for b in mac("whsec_x", &padded, BODY) {
             header.push_str(&format!("{b:02x}"));
         }
-        assert_eq!(verify(&header, BODY, "whsec_x", at(t), DEFAULT_TOLERANCE), Ok(t));
+        assert_eq!(
+            verify(&header, BODY, "whsec_x", at(t), DEFAULT_TOLERANCE),
+            Ok(t)
+        );
     }
 
     #[test]

@@ -159,6 +159,16 @@ fn every_event_name_of_the_spec_can_be_produced() {
     std::fs::remove_dir_all(&data).unwrap();
 }
 
+/// One search's view of expansion ddw: how many cards, and ddw-3's first price.
+fn ddw_view(engine: &cardex::Engine) -> (u64, f64) {
+    let request = SearchRequest::new("expansion_id:ddw").include("prices");
+    let page = engine.catalog("pokemon").unwrap().search(&request).unwrap();
+    let ddw3 = page.items().find(|i| i.contains("\"ddw-3\"")).unwrap();
+    let card: Value = serde_json::from_str(ddw3).unwrap();
+    let market = card["variants"][0]["prices"][0]["market"].as_f64().unwrap();
+    (page.total_count(), market)
+}
+
 /// Searches running while the snapshot flips between two versions see one version or
 /// the other in each answer, never a mix: the count and the page come from one engine.
 #[test]
@@ -171,21 +181,7 @@ fn searches_during_reloads_see_one_snapshot_or_the_other() {
     cards.retain(|c| c["id"] == "ddw-3");
     cards[0]["variants"][0]["prices"][0]["market"] = json!(1.0);
     let version_b = serde_json::to_string(&cards).unwrap();
-    let request = SearchRequest::new("expansion_id:ddw").include("prices");
-    let seen = |engine: &cardex::Engine| {
-        let page = engine.catalog("pokemon").unwrap().search(&request).unwrap();
-        let ddw3 = page
-            .items()
-            .find(|i| i.contains("\"ddw-3\""))
-            .unwrap()
-            .to_string();
-        let card: Value = serde_json::from_str(&ddw3).unwrap();
-        (
-            page.total_count(),
-            card["variants"][0]["prices"][0]["market"].as_f64().unwrap(),
-        )
-    };
-    let a = seen(&live.current());
+    let a = ddw_view(&live.current());
     assert_eq!(a.1, 9.8);
     let stop = Arc::new(AtomicBool::new(false));
     let readers: Vec<_> = (0..2)
@@ -194,16 +190,8 @@ fn searches_during_reloads_see_one_snapshot_or_the_other() {
             std::thread::spawn(move || {
                 let mut answers = std::collections::BTreeSet::new();
                 while !stop.load(Ordering::Relaxed) {
-                    let engine = live.current();
-                    let page = engine.catalog("pokemon").unwrap().search(&request).unwrap();
-                    let ddw3 = page
-                        .items()
-                        .find(|i| i.contains("\"ddw-3\""))
-                        .unwrap()
-                        .to_string();
-                    let card: Value = serde_json::from_str(&ddw3).unwrap();
-                    let market = card["variants"][0]["prices"][0]["market"].as_f64().unwrap();
-                    answers.insert((page.total_count(), market.to_bits()));
+                    let (count, market) = ddw_view(&live.current());
+                    answers.insert((count, market.to_bits()));
                 }
                 answers
             })

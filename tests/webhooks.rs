@@ -455,7 +455,12 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
     );
     let server = Server::start_on(
         &data,
-        &["--webhooks", hooks.to_str().unwrap(), "--watch-interval", "0"],
+        &[
+            "--webhooks",
+            hooks.to_str().unwrap(),
+            "--watch-interval",
+            "0",
+        ],
     );
     edit_card(&data, "lorcana/cards/cards.json", "lor1-1", |c| {
         c["variants"][0]["prices"][0]["market"] = json!(123.0);
@@ -467,12 +472,20 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
     let got = receiver.got();
     assert_eq!(got.len(), 5, "{got:?}");
     assert!(got.iter().all(|d| d.answered == 500));
-    assert_eq!(event_of(&got[0])["name"], "lorcana.expansions.prices.raw_updated");
+    assert_eq!(
+        event_of(&got[0])["name"],
+        "lorcana.expansions.prices.raw_updated"
+    );
     // Given up means done: a restart does not send it again.
     server.stop();
     let server = Server::start_on(
         &data,
-        &["--webhooks", hooks.to_str().unwrap(), "--watch-interval", "0"],
+        &[
+            "--webhooks",
+            hooks.to_str().unwrap(),
+            "--watch-interval",
+            "0",
+        ],
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.got().len(), 5);

@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -104,70 +104,25 @@ impl FileLedger {
     /// The file system's, or a line in the middle of the file that is not
     /// `<team> <credits>` (`InvalidData`, naming the line).
     pub fn open(path: &Path) -> io::Result<FileLedger> {
-        let mut lock_name = path.as_os_str().to_owned();
-        lock_name.push(".lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(PathBuf::from(lock_name))?;
-        if let Err(e) = lock.try_lock() {
-            return Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                format!("{}: in use by another server ({e})", path.display()),
-            ));
-        }
+        let lock = super::journal::lock(path)?;
         let mut used: HashMap<String, u64> = HashMap::new();
-        match File::open(path) {
-            Ok(file) => {
-                let mut reader = io::BufReader::new(file);
-                let mut line = String::new();
-                let mut number = 0;
-                loop {
-                    line.clear();
-                    if reader.read_line(&mut line)? == 0 {
-                        break;
-                    }
-                    number += 1;
-                    let Some(complete) = line.strip_suffix('\n') else {
-                        // A torn last line: the write it belongs to never finished, so
-                        // its request was never answered.
-                        break;
-                    };
-                    let parsed = complete
-                        .split_once(' ')
-                        .and_then(|(team, n)| Some((team, n.parse::<u64>().ok()?)))
-                        .filter(|(team, _)| super::accounts::valid_team_id(team));
-                    let Some((team, credits)) = parsed else {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("{}:{number}: not `<team> <credits>`", path.display()),
-                        ));
-                    };
-                    add(&mut used, team, credits);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
+        super::journal::replay(path, |line| {
+            let parsed = line
+                .split_once(' ')
+                .and_then(|(team, n)| Some((team, n.parse::<u64>().ok()?)))
+                .filter(|(team, _)| super::accounts::valid_team_id(team));
+            let (team, credits) = parsed.ok_or("not `<team> <credits>`")?;
+            add(&mut used, team, credits);
+            Ok(())
+        })?;
+        // Compact: one line per team.
+        let mut teams: Vec<_> = used.iter().collect();
+        teams.sort();
+        let mut text = Vec::new();
+        for (team, credits) in teams {
+            writeln!(text, "{team} {credits}")?;
         }
-        // Compact: one line per team, written aside, synced, renamed over the old file.
-        // `<ledger>.tmp`: the whole name kept, so no other file's compaction shares it.
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        {
-            let mut out = io::BufWriter::new(File::create(&tmp)?);
-            let mut teams: Vec<_> = used.iter().collect();
-            teams.sort();
-            for (team, credits) in teams {
-                writeln!(out, "{team} {credits}")?;
-            }
-            out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        }
-        std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            File::open(dir)?.sync_all()?;
-        }
+        super::journal::replace(path, &text)?;
         let file = OpenOptions::new().append(true).open(path)?;
         let len = file.metadata()?.len();
         Ok(FileLedger {

@@ -18,6 +18,7 @@
 //! figures and every decision the spec leaves open.
 
 pub mod accounts;
+mod journal;
 pub mod ledger;
 pub mod limit;
 mod log;

@@ -8,14 +8,14 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::log;
+use super::{journal, log};
 use crate::live::{ChangeKind, Event};
 use crate::webhook::{sign, SIGNATURE_HEADER};
 
@@ -222,70 +222,37 @@ impl Outbox {
     ///
     /// The file system's, or a line before the last that is not an outbox line.
     pub fn open(path: &Path) -> io::Result<(Outbox, Vec<Pending>)> {
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(sibling(path, "lock"))?;
-        if let Err(e) = lock.try_lock() {
-            return Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                format!("{}: in use by another server ({e})", path.display()),
-            ));
-        }
+        let lock = journal::lock(path)?;
         let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
         let mut next_seq = 1;
-        match File::open(path) {
-            Ok(file) => {
-                let mut reader = io::BufReader::new(file);
-                let mut line = String::new();
-                let mut number = 0;
-                loop {
-                    line.clear();
-                    if reader.read_line(&mut line)? == 0 {
-                        break;
-                    }
-                    number += 1;
-                    let Some(complete) = line.strip_suffix('\n') else {
-                        break; // torn: its write never finished, so it was never acted on
+        journal::replay(path, |line| {
+            match serde_json::from_str::<OutboxLine>(line) {
+                Ok(OutboxLine::Enqueued {
+                    seq,
+                    subscription,
+                    event,
+                }) => {
+                    next_seq = next_seq.max(seq + 1);
+                    let p = Pending {
+                        seq,
+                        subscription,
+                        event,
                     };
-                    match serde_json::from_str::<OutboxLine>(complete) {
-                        Ok(OutboxLine::Enqueued {
-                            seq,
-                            subscription,
-                            event,
-                        }) => {
-                            next_seq = next_seq.max(seq + 1);
-                            pending.insert(
-                                seq,
-                                Pending {
-                                    seq,
-                                    subscription,
-                                    event,
-                                },
-                            );
-                        }
-                        Ok(OutboxLine::Done { done }) => {
-                            pending.remove(&done);
-                        }
-                        Err(e) => {
-                            return Err(io::Error::new(
-                                io::ErrorKind::InvalidData,
-                                format!("{}:{number}: not an outbox line: {e}", path.display()),
-                            ))
-                        }
-                    }
+                    pending.insert(seq, p);
                 }
+                Ok(OutboxLine::Done { done }) => {
+                    pending.remove(&done);
+                }
+                Err(e) => return Err(format!("not an outbox line: {e}")),
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+            Ok(())
+        })?;
         let pending: Vec<Pending> = pending.into_values().collect();
         let mut text = Vec::new();
         for p in &pending {
             write_line(&mut text, &enqueued_line(p))?;
         }
-        replace_file(path, &text)?;
+        journal::replace(path, &text)?;
         let file = OpenOptions::new().append(true).open(path)?;
         let outbox = Outbox {
             path: path.to_path_buf(),
@@ -360,31 +327,6 @@ impl Outbox {
             let _ = inner.file.set_len(len);
         })
     }
-}
-
-/// `<path>.<suffix>`: a file beside `path` (its whole name kept, so that two files with
-/// the same stem never share one).
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".");
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-/// Replaces `path` with `bytes` atomically: written beside it, synced, renamed over it,
-/// the folder synced.
-fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = sibling(path, "tmp");
-    {
-        let mut out = File::create(&tmp)?;
-        out.write_all(bytes)?;
-        out.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        File::open(dir)?.sync_all()?;
-    }
-    Ok(())
 }
 
 fn enqueued_line(p: &Pending) -> OutboxLine {
@@ -547,7 +489,7 @@ impl Dispatcher {
     ///
     /// A file that cannot be read or is not saved marks.
     pub fn saved_marks(&self) -> io::Result<Option<crate::live::Marks>> {
-        let path = sibling(self.outbox.path(), "marks");
+        let path = journal::sibling(self.outbox.path(), "marks");
         match std::fs::read_to_string(&path) {
             Ok(text) => crate::live::Marks::from_json(&text).map(Some).map_err(|e| {
                 io::Error::new(
@@ -568,8 +510,8 @@ impl Dispatcher {
     ///
     /// The file system's.
     pub fn save_marks(&self, marks: &crate::live::Marks) -> io::Result<()> {
-        replace_file(
-            &sibling(self.outbox.path(), "marks"),
+        journal::replace(
+            &journal::sibling(self.outbox.path(), "marks"),
             marks.to_json().as_bytes(),
         )
     }
