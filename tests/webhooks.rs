@@ -453,15 +453,13 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
         port,
         json!({"first_delay_ms": 10, "max_delay_ms": 40, "give_up_after_secs": 0}),
     );
-    let server = Server::start_on(
-        &data,
-        &[
-            "--webhooks",
-            hooks.to_str().unwrap(),
-            "--watch-interval",
-            "0",
-        ],
-    );
+    let args = [
+        "--webhooks",
+        hooks.to_str().unwrap(),
+        "--watch-interval",
+        "0",
+    ];
+    let server = Server::start_on(&data, &args);
     edit_card(&data, "lorcana/cards/cards.json", "lor1-1", |c| {
         c["variants"][0]["prices"][0]["market"] = json!(123.0);
     });
@@ -478,15 +476,7 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
     );
     // Given up means done: a restart does not send it again.
     server.stop();
-    let server = Server::start_on(
-        &data,
-        &[
-            "--webhooks",
-            hooks.to_str().unwrap(),
-            "--watch-interval",
-            "0",
-        ],
-    );
+    let server = Server::start_on(&data, &args);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.got().len(), 5);
     server.stop();
