@@ -19,7 +19,7 @@
 
 mod build;
 mod fields;
-mod hash;
+pub(crate) mod hash;
 mod vocab;
 
 pub(crate) use build::build;

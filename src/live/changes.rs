@@ -11,8 +11,8 @@
 //! loads differ for an expansion and kind exactly when their fingerprint lists differ: a
 //! record added, removed or changed, or moved to another variant or card.
 //!
-//! Fingerprints and digests are 64-bit hashes of a fixed algorithm (a multiply-rotate over
-//! 8-byte words with the SplitMix64 finaliser, written out here, not `std`'s hasher, whose output may change between Rust
+//! Fingerprints and digests are 64-bit hashes of a fixed algorithm (FxHash's word step
+//! with the SplitMix64 finaliser, written out in this crate, not `std`'s hasher, whose output may change between Rust
 //! releases), so marks can be saved ([`Marks::to_json`]) and compared with a later run's:
 //! the server does this to report changes made while it was down. Two different record
 //! sets could collide, with a chance of about 2⁻⁶⁴ per expansion and kind, and the change
@@ -20,7 +20,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use std::hash::Hasher;
+
 use serde::{Deserialize, Serialize};
+
+use crate::index::hash::FxHasher;
 
 use crate::engine::Engine;
 use crate::store::Collection;
@@ -95,39 +99,25 @@ impl CatalogMarks {
     }
 }
 
-/// A 64-bit hash with a fixed definition, word at a time: each 8-byte little-endian chunk
-/// (the last one zero-padded) is folded in as `h = rotl((h ^ w) · K, 31)`, then the
-/// SplitMix64 finaliser spreads every input bit over the output. Callers prefix variable
-/// lengths (see [`StableHash::str`]), so padding is never ambiguous.
-#[derive(Debug, Clone, Copy)]
-struct StableHash(u64);
+/// A 64-bit hash with a fixed definition: the index's FxHash word step over 8-byte
+/// little-endian chunks (the last one zero-padded), then the SplitMix64 finaliser, which
+/// spreads every input bit over the output. Callers prefix variable lengths (see
+/// [`StableHash::str`]), so padding is never ambiguous. A pinned test guards the output:
+/// saved marks depend on it.
+#[derive(Debug, Clone, Copy, Default)]
+struct StableHash(FxHasher);
 
 impl StableHash {
     fn new() -> StableHash {
-        StableHash(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn word(&mut self, w: u64) {
-        self.0 = (self.0 ^ w)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(31);
+        StableHash::default()
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.word(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.word(u64::from_le_bytes(last));
-        }
+        self.0.write(bytes);
     }
 
     fn u64(&mut self, v: u64) {
-        self.word(v);
+        self.0.write_u64(v);
     }
 
     /// A string, length first, so that ("ab", "c") and ("a", "bc") differ.
@@ -137,7 +127,7 @@ impl StableHash {
     }
 
     fn finish(self) -> u64 {
-        let mut z = self.0;
+        let mut z = self.0.finish();
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
@@ -351,6 +341,45 @@ struct RecordHash {
     graded: bool,
 }
 
+/// Visitor methods that answer `Default::default()` for the listed kinds of JSON value,
+/// consuming arrays and objects whole.
+macro_rules! default_for {
+    (scalars) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+    };
+    (strings) => {
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+    };
+    (arrays) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Default::default())
+        }
+    };
+    (objects) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Default::default())
+        }
+    };
+}
+
 /// A string, or `None` for any other value (consumed).
 struct LenientStr<'a>(Option<Cow<'a, str>>);
 
@@ -368,29 +397,9 @@ impl<'de: 'a, 'a> de::Deserialize<'de> for LenientStr<'a> {
             fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
                 Ok(Some(Cow::Owned(v.to_string())))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
+            default_for!(scalars);
+            default_for!(arrays);
+            default_for!(objects);
         }
         d.deserialize_any(V).map(LenientStr)
     }
@@ -414,28 +423,9 @@ impl<'de, T: de::Deserialize<'de>> de::Deserialize<'de> for LenientList<T> {
                 }
                 Ok(out)
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Vec::new())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
+            default_for!(scalars);
+            default_for!(strings);
+            default_for!(objects);
         }
         d.deserialize_any(V(std::marker::PhantomData))
             .map(LenientList)
@@ -503,28 +493,9 @@ impl<'de: 'a, 'a> de::Deserialize<'de> for LenientVariant<'a> {
                 }
                 Ok(Some(v))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
+            default_for!(scalars);
+            default_for!(strings);
+            default_for!(arrays);
         }
         d.deserialize_any(V).map(LenientVariant)
     }
@@ -748,9 +719,9 @@ mod tests {
         // Pinned values: a change of algorithm would make saved marks report false changes.
         let mut h = StableHash::new();
         h.str("ddw-3");
-        // Computed independently (Python, the word rule then SplitMix64 over the length
-        // word and "ddw-3" zero-padded to 8 bytes).
-        assert_eq!(h.finish(), 0x5aa5_9735_e972_bae0_u64);
+        // Computed independently (Python: FxHash's word step, then SplitMix64, over the
+        // length word and "ddw-3" zero-padded to 8 bytes).
+        assert_eq!(h.finish(), 0x1267_3123_e6f7_e406_u64);
         assert_eq!(digest(&mut [3, 1, 2]), digest(&mut [1, 2, 3]));
         assert_ne!(digest(&mut [1, 2]), digest(&mut [1, 2, 2]));
         let engine = crate::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).unwrap();
