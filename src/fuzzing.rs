@@ -89,3 +89,55 @@ pub fn check_split_array(text: &str) {
         (None, Err(_)) => {}
     }
 }
+
+/// `webhook::verify` on any input (the first line is the header, the rest the body): no
+/// panic; an accepted delivery carries, among its `v1=` values, exactly the signature
+/// [`crate::webhook::sign`] makes for its timestamp and body (nothing forged passes); and a
+/// body signed afresh with the input's own bytes always verifies.
+///
+/// # Panics
+///
+/// When a property fails: that is the finding.
+#[cfg(feature = "webhook")]
+pub fn check_webhook_verify(text: &str) {
+    use crate::webhook::{sign, verify, DEFAULT_TOLERANCE};
+    use std::time::{Duration, UNIX_EPOCH};
+    const SECRET: &str = "whsec_fuzz_0123456789abcdef";
+    let (header, body) = text.split_once('\n').unwrap_or((text, ""));
+    let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    if let Ok(t) = verify(header, body.as_bytes(), SECRET, now, DEFAULT_TOLERANCE) {
+        let t_text = header
+            .split(',')
+            .find_map(|part| part.trim().strip_prefix("t="))
+            .expect("an accepted header has t=");
+        assert_eq!(t_text.parse::<u64>().ok(), Some(t));
+        // The expected signature over the digits as written (padding included).
+        let expected = sign(SECRET, t, body.as_bytes());
+        let expected_v1 = expected.split_once(",v1=").expect("sign's shape").1;
+        let padded_ok = t_text == t.to_string();
+        assert!(
+            !padded_ok
+                || header
+                    .split(',')
+                    .filter_map(|part| part.trim().strip_prefix("v1="))
+                    // Hex digits in either case are the same bytes.
+                    .any(|v1| v1.eq_ignore_ascii_case(expected_v1)),
+            "accepted without the right signature: {header:?}"
+        );
+    }
+    // Whatever the body, a fresh signature of it verifies, and a wrong secret does not.
+    let t = 1_800_000_000 - (text.len() as u64 % 300);
+    let header = sign(SECRET, t, text.as_bytes());
+    assert_eq!(
+        verify(&header, text.as_bytes(), SECRET, now, DEFAULT_TOLERANCE),
+        Ok(t)
+    );
+    assert!(verify(
+        &header,
+        text.as_bytes(),
+        "whsec_other_0123456789ab",
+        now,
+        DEFAULT_TOLERANCE
+    )
+    .is_err());
+}

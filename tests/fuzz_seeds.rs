@@ -40,3 +40,9 @@ fn roundtrip_seeds() {
 fn split_array_seeds() {
     assert!(replay("split_array", cardex::fuzzing::check_split_array) >= 30);
 }
+
+#[cfg(feature = "webhook")]
+#[test]
+fn webhook_verify_seeds() {
+    assert!(replay("webhook_verify", cardex::fuzzing::check_webhook_verify) >= 25);
+}
