@@ -2,6 +2,8 @@
 //! atomically, a refused snapshot keeps the old engine, the report names exactly the
 //! changed expansions, and every event name of spec section 6 can be produced.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -17,24 +19,11 @@ fn snapshot_copy(name: &str) -> PathBuf {
     let n = NEXT.fetch_add(1, Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!("cardex-live-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    copy_dir(
+    support::copy_tree(
         Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/data")),
         &dir,
     );
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// Rewrites every card file of `catalog`, letting `edit` change each card.

@@ -7,6 +7,7 @@
 #![cfg(feature = "server")]
 
 mod serving;
+mod support;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -97,23 +98,10 @@ impl Receiver {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// A scratch copy of the bundled snapshot.
 fn snapshot_copy(dir: &Path) -> PathBuf {
     let data = dir.join("data");
-    copy_dir(
+    support::copy_tree(
         Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/data")),
         &data,
     );
