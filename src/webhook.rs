@@ -10,7 +10,8 @@
 //!
 //! A header may carry several `v1=` signatures (a receiver rotating secrets can accept
 //! either, and a sender rotating can send both); [`verify`] accepts the body when any one
-//! matches. Other keys (`v0=`, future schemes) are ignored, as Stripe's scheme does.
+//! matches; its hex digits may be in either case. Other keys (`v0=`, future schemes) are
+//! ignored, as Stripe's scheme does.
 //!
 //! ```
 //! use std::time::{Duration, SystemTime, UNIX_EPOCH};
