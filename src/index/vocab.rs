@@ -58,6 +58,16 @@ impl<'a> Postings<'a> {
         }
     }
 
+    /// The first and last record when the records are every id between them (a run of
+    /// consecutive ids, such as the cards of one expansion in default order).
+    pub fn span(&self) -> Option<(u32, u32)> {
+        let (first, last) = match *self {
+            Postings::Ids(ids) => (*ids.first()?, *ids.last()?),
+            Postings::Bitmap(b) => (b.min()?, b.max()?),
+        };
+        (u64::from(last - first) + 1 == self.len()).then_some((first, last))
+    }
+
     /// Whether both are the very same list (not merely equal).
     pub(crate) fn same(&self, other: &Postings<'_>) -> bool {
         match (self, other) {

@@ -36,6 +36,13 @@ const MAX_MERGED: u64 = 10_000;
 pub enum Matches<'c> {
     /// A set of records.
     Set(Cow<'c, RoaringBitmap>),
+    /// Every id from the first to the last: a term whose records are consecutive, such as
+    /// the cards of one expansion (default order groups them).
+    Run(u32, u32),
+    /// The records of a short run of ids that pass an AND's tests (see [`Plan::matches`]).
+    Mask(RunMask),
+    /// The records of a short id list that pass an AND's tests, ascending.
+    Ids(Vec<u32>),
     /// The union of posting lists that share no record (values of one partition: an OR of
     /// values of a single-valued keyword field, a range of a single-valued number), not
     /// built: its size is the sum of theirs, and a page merges their first ids.
@@ -47,6 +54,9 @@ impl<'c> Matches<'c> {
     pub fn len(&self) -> u64 {
         match self {
             Matches::Set(set) => set.len(),
+            Matches::Run(first, last) => u64::from(last - first) + 1,
+            Matches::Mask(mask) => mask.len(),
+            Matches::Ids(ids) => ids.len() as u64,
             Matches::Blocks(blocks) => blocks.iter().map(Postings::len).sum(),
         }
     }
@@ -60,6 +70,17 @@ impl<'c> Matches<'c> {
     pub fn into_set(self) -> Cow<'c, RoaringBitmap> {
         match self {
             Matches::Set(set) => set,
+            Matches::Run(first, last) => {
+                let mut set = RoaringBitmap::new();
+                set.insert_range(first..=last);
+                Cow::Owned(set)
+            }
+            Matches::Mask(mask) => {
+                Cow::Owned(RoaringBitmap::from_sorted_iter(mask.ids()).unwrap_or_default())
+            }
+            Matches::Ids(ids) => {
+                Cow::Owned(RoaringBitmap::from_sorted_iter(ids).unwrap_or_default())
+            }
             Matches::Blocks(blocks) => Cow::Owned(union(&blocks)),
         }
     }
@@ -70,6 +91,16 @@ impl<'c> Matches<'c> {
         match self {
             Matches::Blocks(blocks) if offset + limit as u64 <= MAX_MERGED => {
                 merge_page(&blocks, offset as usize, limit)
+            }
+            Matches::Run(first, last) => {
+                let start = u64::from(first) + offset;
+                let end = (start + limit as u64).min(u64::from(last) + 1);
+                (start..end).map(|id| id as u32).collect()
+            }
+            Matches::Mask(mask) => mask.page(offset, limit),
+            Matches::Ids(ids) => {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX).min(ids.len());
+                ids[start..].iter().take(limit).copied().collect()
             }
             other => page_of(&other.into_set(), offset, limit),
         }
@@ -141,6 +172,9 @@ impl<'c> Plan<'c> {
     /// The matching records, without building their union when the plan is an OR of blocks
     /// of one partition (see [`Matches::Blocks`]).
     pub fn matches(&self) -> Matches<'c> {
+        if let Some(scanned) = self.scan(&self.root) {
+            return scanned;
+        }
         let mut blocks: SmallVec<[Postings<'c>; 4]> = SmallVec::new();
         let mut partition = None;
         let mut gather = |node: &Node<'c>| match node {
@@ -259,6 +293,9 @@ impl<'c> Plan<'c> {
     }
 
     fn and(&self, items: &[Node<'c>], within: Option<&RoaringBitmap>) -> Cow<'c, RoaringBitmap> {
+        if let Some(scanned) = self.scan_and(items) {
+            return scanned.into_set();
+        }
         let (positive, negative) = self.and_order(items);
         let mut acc: Cow<'c, RoaringBitmap> = match positive.first() {
             Some(first) => self.eval(first, within),
@@ -286,6 +323,104 @@ impl<'c> Plan<'c> {
             *acc.to_mut() -= excluded.as_ref();
         }
         acc
+    }
+
+    /// The matches of `node` without bitmaps, when it is a term whose records are a run of
+    /// consecutive ids, or an AND that [`Plan::scan_and`] answers.
+    fn scan(&self, node: &Node<'c>) -> Option<Matches<'c>> {
+        match node {
+            Node::Sets { sets, .. } => match sets.as_slice() {
+                [one] => one.span().map(|(first, last)| Matches::Run(first, last)),
+                _ => None,
+            },
+            Node::And(items) => self.scan_and(items),
+            _ => None,
+        }
+    }
+
+    /// An AND of terms (or their negations), one of them short — a run of consecutive ids
+    /// (the cards of one expansion) or an inline id list — of at most [`MAX_SCANNED`]
+    /// records, every other one a test an id answers in constant time: a run, one value
+    /// of a single-valued keyword field (its value column), or a short list (a binary
+    /// search). The short one's ids are walked and tested one by one: no bitmap is built,
+    /// copied or iterated. `None` when the AND is not of that shape.
+    fn scan_and(&self, items: &[Node<'c>]) -> Option<Matches<'c>> {
+        // Each item as one posting list, its partition and whether it is kept (not negated).
+        let leaf = |item: &'_ Node<'c>| -> Option<(Postings<'c>, Option<Partition>, bool)> {
+            let (inner, keep) = match item {
+                Node::Not(inner) => (inner.as_ref(), false),
+                other => (other, true),
+            };
+            match inner {
+                Node::Sets {
+                    sets, partition, ..
+                } if sets.len() == 1 => Some((sets[0], *partition, keep)),
+                _ => None,
+            }
+        };
+        let mut walked: Option<(usize, Domain<'c>)> = None;
+        for (i, item) in items.iter().enumerate() {
+            let (postings, _, keep) = leaf(item)?;
+            if !keep || postings.len() > MAX_SCANNED {
+                continue;
+            }
+            let domain = match (postings, postings.span()) {
+                (_, Some((first, last))) => Domain::Run(first, last),
+                (Postings::Ids(ids), None) => Domain::List(ids),
+                (Postings::Bitmap(_), None) => continue,
+            };
+            if walked.is_none_or(|(_, old)| domain.len() < old.len()) {
+                walked = Some((i, domain));
+            }
+        }
+        let (walked, domain) = walked?;
+        let mut tests: SmallVec<[IdTest<'c>; 4]> = SmallVec::new();
+        for (i, item) in items.iter().enumerate() {
+            if i == walked {
+                continue;
+            }
+            let (postings, partition, keep) = leaf(item)?;
+            let column = match partition {
+                Some(Partition {
+                    field,
+                    value: Some(value),
+                    ..
+                }) => self
+                    .collection
+                    .index()
+                    .value_column(field)
+                    .zip(u16::try_from(value).ok()),
+                _ => None,
+            };
+            tests.push(match (postings, column) {
+                (Postings::Ids(ids), _) => IdTest::Among { ids, keep },
+                (_, Some((column, value))) => IdTest::Value {
+                    column,
+                    value,
+                    keep,
+                },
+                (_, None) => {
+                    let (first, last) = postings.span()?;
+                    IdTest::Run { first, last, keep }
+                }
+            });
+        }
+        Some(match domain {
+            Domain::Run(first, last) => {
+                let mut mask = RunMask::full(first, last);
+                for test in &tests {
+                    test.apply(&mut mask);
+                }
+                Matches::Mask(mask)
+            }
+            Domain::List(list) => {
+                let mut ids = list.to_vec();
+                for test in &tests {
+                    ids.retain(|&id| test.passes(id));
+                }
+                Matches::Ids(ids)
+            }
+        })
     }
 
     /// `acc ∩ item` when `item` is one value of a single-valued keyword field and `acc` is
@@ -380,5 +515,198 @@ pub(crate) fn intersect(a: &RoaringBitmap, b: &RoaringBitmap) -> RoaringBitmap {
             .unwrap_or_default()
     } else {
         small & large
+    }
+}
+
+/// The most ids [`Plan::scan_and`] walks one by one; larger ANDs go through bitmaps.
+const MAX_SCANNED: u64 = 4096;
+
+/// The ids an AND's scan walks: a run of consecutive ids, or an inline id list.
+#[derive(Debug, Clone, Copy)]
+enum Domain<'c> {
+    Run(u32, u32),
+    List(&'c [u32]),
+}
+
+impl<'c> Domain<'c> {
+    fn len(&self) -> u64 {
+        match self {
+            Domain::Run(first, last) => u64::from(last - first) + 1,
+            Domain::List(ids) => ids.len() as u64,
+        }
+    }
+}
+
+/// A constant-time (or logarithmic) test of one record id, in a scan: membership (`keep`)
+/// or its absence (`!keep`, a negated term).
+#[derive(Debug, Clone, Copy)]
+enum IdTest<'c> {
+    /// The id is in `first..=last`.
+    Run { first: u32, last: u32, keep: bool },
+    /// The id is in a short sorted list.
+    Among { ids: &'c [u32], keep: bool },
+    /// The record's value in a single-valued keyword field's column is `value`.
+    Value {
+        column: &'c [u16],
+        value: u16,
+        keep: bool,
+    },
+}
+
+/// A short run of ids `first..=last`, one bit each: the records of the run that passed an
+/// AND's tests so far. At most [`MAX_SCANNED`] ids, so 64 words; eight are kept inline.
+#[derive(Debug, Clone)]
+pub struct RunMask {
+    first: u32,
+    /// Bit `i % 64` of word `i / 64` is id `first + i`; bits past the run are clear.
+    words: SmallVec<[u64; 8]>,
+}
+
+impl RunMask {
+    /// Every id of `first..=last`.
+    fn full(first: u32, last: u32) -> RunMask {
+        let n = (last - first) as usize + 1;
+        let mut words: SmallVec<[u64; 8]> = smallvec::smallvec![u64::MAX; n.div_ceil(64)];
+        if !n.is_multiple_of(64) {
+            let last_word = words.len() - 1;
+            words[last_word] = u64::MAX >> (64 - n % 64);
+        }
+        RunMask { first, words }
+    }
+
+    /// How many ids are set.
+    pub fn len(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// Whether no id is set.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// The ids set from position `offset` on, at most `limit` of them: whole words are
+    /// skipped by their counts.
+    fn page(&self, offset: u64, limit: usize) -> Vec<u32> {
+        let mut out = Vec::with_capacity(limit.min(64 * self.words.len()));
+        let mut skip = offset;
+        let mut base = self.first;
+        for &word in &self.words {
+            let count = u64::from(word.count_ones());
+            if skip >= count {
+                skip -= count;
+            } else {
+                let mut bits = word;
+                for _ in 0..skip {
+                    bits &= bits - 1;
+                }
+                skip = 0;
+                while bits != 0 && out.len() < limit {
+                    out.push(base + bits.trailing_zeros());
+                    bits &= bits - 1;
+                }
+                if out.len() == limit {
+                    break;
+                }
+            }
+            base += 64;
+        }
+        out
+    }
+
+    /// The ids set, ascending.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words
+            .iter()
+            .zip((self.first..).step_by(64))
+            .flat_map(|(&word, base)| {
+                let mut bits = word;
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let id = base + bits.trailing_zeros();
+                        bits &= bits - 1;
+                        id
+                    })
+                })
+            })
+    }
+}
+
+/// Bit `j` set where `chunk[j] == value` (at most 64 values): four values at a time, as
+/// the lanes of one `u64` (a lane is zero exactly where the value matched).
+fn equal_bits(chunk: &[u16], value: u16) -> u64 {
+    const LOW: u64 = 0x7FFF_7FFF_7FFF_7FFF;
+    let pattern = u64::from(value) * 0x0001_0001_0001_0001;
+    let mut bits = 0u64;
+    let mut quads = chunk.chunks_exact(4);
+    for (q, quad) in quads.by_ref().enumerate() {
+        let lanes = u64::from(quad[0])
+            | u64::from(quad[1]) << 16
+            | u64::from(quad[2]) << 32
+            | u64::from(quad[3]) << 48;
+        let x = lanes ^ pattern;
+        // The top bit of each lane set where the lane is zero (exact, no carries across).
+        let zero = !(((x & LOW) + LOW) | x) & !LOW;
+        // Gather the four top bits (15, 31, 47, 63) into bits 0..4.
+        let four = (zero >> 15 & 1) | (zero >> 30 & 2) | (zero >> 45 & 4) | (zero >> 60 & 8);
+        bits |= four << (4 * q);
+    }
+    let done = chunk.len() - quads.remainder().len();
+    for (j, &v) in quads.remainder().iter().enumerate() {
+        bits |= u64::from(v == value) << (done + j);
+    }
+    bits
+}
+
+impl IdTest<'_> {
+    /// Clears the ids of `mask` that fail this test, 64 at a time.
+    fn apply(&self, mask: &mut RunMask) {
+        let first = mask.first as usize;
+        for (w, word) in mask.words.iter_mut().enumerate() {
+            let base = first + 64 * w;
+            let held = match *self {
+                IdTest::Value { column, value, .. } => {
+                    let chunk = column.get(base..).unwrap_or_default();
+                    equal_bits(&chunk[..chunk.len().min(64)], value)
+                }
+                IdTest::Run { first, last, .. } => {
+                    // The ids of `first..=last` among `base..base + 64`.
+                    let (lo, hi) = (first as usize, last as usize);
+                    if hi < base || lo >= base + 64 {
+                        0
+                    } else {
+                        let from = lo.saturating_sub(base);
+                        let to = (hi - base).min(63);
+                        (u64::MAX >> (63 - to)) & (u64::MAX << from)
+                    }
+                }
+                IdTest::Among { ids, .. } => ids
+                    .iter()
+                    .filter_map(|&id| (id as usize).checked_sub(base))
+                    .filter(|&offset| offset < 64)
+                    .fold(0, |bits, offset| bits | 1 << offset),
+            };
+            *word &= if self.keeps() { held } else { !held };
+        }
+    }
+
+    fn keeps(&self) -> bool {
+        match *self {
+            IdTest::Run { keep, .. } | IdTest::Among { keep, .. } | IdTest::Value { keep, .. } => {
+                keep
+            }
+        }
+    }
+
+    #[inline]
+    fn passes(&self, id: u32) -> bool {
+        match *self {
+            IdTest::Run { first, last, keep } => (first <= id && id <= last) == keep,
+            IdTest::Among { ids, keep } => ids.binary_search(&id).is_ok() == keep,
+            IdTest::Value {
+                column,
+                value,
+                keep,
+            } => (column.get(id as usize) == Some(&value)) == keep,
+        }
     }
 }

@@ -168,15 +168,23 @@ impl<'c> Plan<'c> {
             None => Node::All,
             Some(expr) => resolver.expr(expr)?,
         };
+        if scope.is_none() && filter.is_none() {
+            return Ok(Plan {
+                root: normalize::normalize(body),
+                collection,
+                universe,
+                query: text,
+            });
+        }
         let mut all = Vec::with_capacity(3);
         if let Some(lang) = scope {
             all.push(sets(
-                vec![Postings::Bitmap(universe)],
+                [Postings::Bitmap(universe)],
                 Label::Scope(lang.to_string()),
             ));
         }
         if let Some(filter) = filter {
-            all.push(sets(vec![filter], Label::Filter));
+            all.push(sets([filter], Label::Filter));
         }
         all.push(body);
         Ok(Plan {
@@ -280,7 +288,7 @@ impl<'c> Resolver<'c> {
         };
         if raw == "*" && !quoted {
             return Ok(sets(
-                vec![Postings::Bitmap(&leaf.field.exists)],
+                [Postings::Bitmap(&leaf.field.exists)],
                 Label::Term(span, leaf.id, LeafKind::Exists),
             ));
         }
@@ -290,7 +298,7 @@ impl<'c> Resolver<'c> {
             .and_then(|x| leaf.field.numbers().get(x))
             .map(|set| {
                 blocks(
-                    vec![set],
+                    [set],
                     Label::Term(span, leaf.id, LeafKind::Number),
                     leaf.partition(true),
                 )
@@ -316,7 +324,7 @@ impl<'c> Resolver<'c> {
         if mode == Mode::Literal {
             // The field's values as written, looked up (built on the first such query).
             let literal = self.collection.literal_values(leaf.id);
-            let found = if wildcard {
+            let found: Vec<Postings<'c>> = if wildcard {
                 let pattern = Pattern::new(raw);
                 literal
                     .prefixed(&pattern.literal_prefix())
@@ -336,10 +344,7 @@ impl<'c> Resolver<'c> {
             } else {
                 let found = field.terms().find(&folded);
                 blocks(
-                    found
-                        .map(|i| field.terms().postings(i))
-                        .into_iter()
-                        .collect(),
+                    found.map(|i| field.terms().postings(i)),
                     label(LeafKind::Keyword),
                     partition.map(|p| Partition {
                         value: found.map(|i| i as u32),
@@ -350,18 +355,12 @@ impl<'c> Resolver<'c> {
         }
         if mode == Mode::Exact {
             let (candidates, check) = if wildcard {
-                let candidates = sets(
-                    vec![Postings::Bitmap(&field.exists)],
-                    label(LeafKind::Exists),
-                );
+                let candidates = sets([Postings::Bitmap(&field.exists)], label(LeafKind::Exists));
                 (candidates, Check::WholeLike(Pattern::new(&folded)))
             } else {
                 let tests: Vec<WordTest> = words(&folded).map(word_test).collect();
                 let candidates = if tests.is_empty() {
-                    sets(
-                        vec![Postings::Bitmap(&field.exists)],
-                        label(LeafKind::Exists),
-                    )
+                    sets([Postings::Bitmap(&field.exists)], label(LeafKind::Exists))
                 } else {
                     Node::And(
                         tests
@@ -424,8 +423,7 @@ impl<'c> Resolver<'c> {
             .windows(2)
             .map(|two| {
                 let pair = format!("{} {}", two[0], two[1]);
-                let found = field.pairs().get(&pair).into_iter().collect();
-                sets(found, Label::Pair(leaf.id, pair))
+                sets(field.pairs().get(&pair), Label::Pair(leaf.id, pair))
             })
             .collect();
         let short = if pairs.len() == 1 {
@@ -438,7 +436,7 @@ impl<'c> Resolver<'c> {
         }
         let mut candidates = word_nodes(&tests);
         candidates.push(sets(
-            vec![Postings::Bitmap(field.long_values())],
+            [Postings::Bitmap(field.long_values())],
             Label::Long(leaf.id),
         ));
         Node::Or(vec![short, verify(candidates, tests)])
@@ -491,16 +489,24 @@ impl Leaf<'_, '_> {
     }
 }
 
-fn sets<'c>(list: Vec<Postings<'c>>, label: Label) -> Node<'c> {
-    blocks(list, label, None)
+/// A leaf: the union of `lists` (nothing when there are none).
+fn sets<'c>(lists: impl IntoIterator<Item = Postings<'c>>, label: Label) -> Node<'c> {
+    blocks(lists, label, None)
 }
 
-fn blocks<'c>(list: Vec<Postings<'c>>, label: Label, partition: Option<Partition>) -> Node<'c> {
-    if list.is_empty() {
+/// A leaf whose lists are blocks of `partition`, when given. Most leaves hold one list,
+/// kept inline without a heap allocation.
+fn blocks<'c>(
+    lists: impl IntoIterator<Item = Postings<'c>>,
+    label: Label,
+    partition: Option<Partition>,
+) -> Node<'c> {
+    let sets: SmallVec<[Postings<'c>; 1]> = lists.into_iter().collect();
+    if sets.is_empty() {
         Node::Empty
     } else {
         Node::Sets {
-            sets: SmallVec::from_vec(list),
+            sets,
             label,
             partition,
         }
@@ -537,11 +543,11 @@ fn word_kind(test: &WordTest) -> LeafKind {
 /// The records with a word passing `test`.
 fn word_node<'c>(field: &'c Field, test: &WordTest, label: Label) -> Node<'c> {
     match test {
-        WordTest::Is(w) => sets(field.terms().get(w).into_iter().collect(), label),
+        WordTest::Is(w) => sets(field.terms().get(w), label),
         WordTest::Like(p) => sets(like(field, p), label),
         WordTest::Contains(w) => {
             let vocab = field.terms();
-            let found = vocab
+            let found: Vec<Postings<'c>> = vocab
                 .iter()
                 .filter(|(term, _)| term.starts_with(is_cjk) && term.contains(w.as_str()))
                 .map(|(_, postings)| postings)

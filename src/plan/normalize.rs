@@ -31,11 +31,15 @@ pub(crate) fn normalize(node: Node<'_>) -> Node<'_> {
             }
             single(out, Node::Empty, Node::Or)
         }
-        Node::Not(inner) => match normalize(*inner) {
+        Node::Not(mut inner) => match normalize(std::mem::replace(&mut *inner, Node::Empty)) {
             Node::Not(x) => *x,
             Node::All => Node::Empty,
             Node::Empty => Node::All,
-            other => Node::Not(Box::new(other)),
+            other => {
+                // The box is reused.
+                *inner = other;
+                Node::Not(inner)
+            }
         },
         Node::Verify {
             candidates,

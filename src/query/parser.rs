@@ -11,7 +11,7 @@
 //! are read in a loop.
 
 use nom::bytes::complete::{take_while, take_while1};
-use nom::character::complete::{char, digit1, one_of, satisfy};
+use nom::character::complete::{char, digit1, one_of};
 use nom::combinator::{opt, recognize};
 use nom::sequence::pair;
 use nom::{IResult, Parser};
@@ -161,7 +161,7 @@ impl QueryParser {
     /// `or = and ( "OR" and )*`
     fn or<'a>(&mut self, input: &'a str) -> PResult<'a, Expr> {
         let (mut rest, first) = self.and(input, None)?;
-        let mut items = vec![first];
+        let mut items = Items::new(first);
         loop {
             let next = ws(rest);
             let Some(after) = keyword(next, "OR") else {
@@ -171,13 +171,13 @@ impl QueryParser {
             items.push(item);
             rest = r;
         }
-        Ok((rest, join(items, Expr::Or)))
+        Ok((rest, items.join(Expr::Or)))
     }
 
     /// `and = unary ( ["AND"] unary )*` — whitespace alone also means AND.
     fn and<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
         let (mut rest, first) = self.unary(input, after)?;
-        let mut items = vec![first];
+        let mut items = Items::new(first);
         loop {
             let next = ws(rest);
             if next.is_empty() || next.starts_with(')') || keyword(next, "OR").is_some() {
@@ -190,7 +190,7 @@ impl QueryParser {
             items.push(item);
             rest = r;
         }
-        Ok((rest, join(items, Expr::And)))
+        Ok((rest, items.join(Expr::And)))
     }
 
     /// `unary = ("NOT" | "-") unary | primary`, read as a loop; `NOT NOT x` folds to `x`.
@@ -563,11 +563,36 @@ impl QueryParser {
 }
 
 /// Wraps two or more items with `make`; a single item stands alone.
-fn join(mut items: Vec<Expr>, make: fn(Vec<Expr>) -> Expr) -> Expr {
-    if items.len() == 1 {
-        items.pop().expect("one item")
-    } else {
-        make(items)
+/// The operands of one `AND` or `OR` as they are read: most queries have one, which then
+/// needs no vector.
+enum Items {
+    One(Expr),
+    Many(Vec<Expr>),
+}
+
+impl Items {
+    fn new(first: Expr) -> Items {
+        Items::One(first)
+    }
+
+    fn push(&mut self, item: Expr) {
+        match self {
+            Items::Many(items) => items.push(item),
+            Items::One(_) => {
+                let Items::One(first) = std::mem::replace(self, Items::Many(Vec::new())) else {
+                    unreachable!("matched above")
+                };
+                *self = Items::Many(vec![first, item]);
+            }
+        }
+    }
+
+    /// The one operand, or the operator over all of them.
+    fn join(self, make: fn(Vec<Expr>) -> Expr) -> Expr {
+        match self {
+            Items::One(item) => item,
+            Items::Many(items) => make(items),
+        }
     }
 }
 
@@ -618,12 +643,21 @@ fn separator(rest: &str) -> Result<&str, nom::Err<PErr>> {
 /// A dotted field name: segments of ASCII letters, digits and `_`, the first starting with
 /// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`).
 fn field_name(input: &str) -> PResult<'_, &str> {
-    let (rest, name) = recognize(pair(
-        satisfy(|c: char| c.is_ascii_alphabetic() || c == '_'),
-        take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
-    ))
-    .parse(input)?;
-    if name.ends_with('.') || name.contains("..") {
+    let bytes = input.as_bytes();
+    let starts = bytes
+        .first()
+        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_');
+    let len = if starts {
+        bytes
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+            .unwrap_or(bytes.len())
+    } else {
+        0
+    };
+    let name = &input[..len];
+    let dotted_badly = name.ends_with('.') || name.as_bytes().windows(2).any(|w| w == b"..");
+    if len == 0 || dotted_badly {
         // Not a field name; the caller reads the text as a bare value instead.
         return Err(nom::Err::Error(PErr {
             rest_len: input.len(),
@@ -631,7 +665,7 @@ fn field_name(input: &str) -> PResult<'_, &str> {
             kind: ParseErrorKind::Internal,
         }));
     }
-    Ok((rest, name))
+    Ok((&input[len..], name))
 }
 
 /// A comparison operator at the start of `input`, longest first.
