@@ -587,28 +587,29 @@ impl RunMask {
     /// The ids set from position `offset` on, at most `limit` of them: whole words are
     /// skipped by their counts.
     fn page(&self, offset: u64, limit: usize) -> Vec<u32> {
-        let mut out = Vec::with_capacity(limit.min(64 * self.words.len()));
+        let wanted = self.len().saturating_sub(offset).min(limit as u64) as usize;
+        let mut out = vec![0; wanted];
+        let mut filled = 0;
         let mut skip = offset;
-        let mut base = self.first;
-        for &word in &self.words {
+        for (&word, base) in self.words.iter().zip((self.first..).step_by(64)) {
+            if filled == wanted {
+                break;
+            }
             let count = u64::from(word.count_ones());
             if skip >= count {
                 skip -= count;
-            } else {
-                let mut bits = word;
-                for _ in 0..skip {
-                    bits &= bits - 1;
-                }
-                skip = 0;
-                while bits != 0 && out.len() < limit {
-                    out.push(base + bits.trailing_zeros());
-                    bits &= bits - 1;
-                }
-                if out.len() == limit {
-                    break;
-                }
+                continue;
             }
-            base += 64;
+            let mut bits = word;
+            for _ in 0..skip {
+                bits &= bits - 1;
+            }
+            skip = 0;
+            while bits != 0 && filled < wanted {
+                out[filled] = base + bits.trailing_zeros();
+                filled += 1;
+                bits &= bits - 1;
+            }
         }
         out
     }
