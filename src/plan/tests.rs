@@ -239,11 +239,10 @@ fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
     }
 }
 
-#[test]
-fn small_sets_are_filtered_by_a_value_column_like_an_intersection() {
-    // 20,000 generated cards: a set's few cards against a common rarity take the
-    // value-column path; every pair must equal the plain intersection of the postings.
-    let dir = std::env::temp_dir().join(format!("cardex-value-column-{}", std::process::id()));
+/// A generated catalog of 20,000 cards (`tcg`) in a fresh temporary folder named after
+/// `tag`, opened; the caller removes the folder.
+fn generated_20k(tag: &str) -> (Engine, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
     crate::generate::write_snapshot(
         &dir,
         &crate::generate::Options {
@@ -252,7 +251,14 @@ fn small_sets_are_filtered_by_a_value_column_like_an_intersection() {
         },
     )
     .unwrap();
-    let engine = Engine::open(&dir).unwrap();
+    (Engine::open(&dir).unwrap(), dir)
+}
+
+#[test]
+fn small_sets_are_filtered_by_a_value_column_like_an_intersection() {
+    // 20,000 generated cards: a set's few cards against a common rarity take the
+    // value-column path; every pair must equal the plain intersection of the postings.
+    let (engine, dir) = generated_20k("cardex-value-column");
     let collection = engine.catalog("tcg").unwrap().cards();
     let index = collection.index();
     let field = |path: &str| index.field(index.lookup(path).unwrap());
@@ -292,16 +298,7 @@ fn short_runs_and_lists_are_scanned_like_the_bitmap_algebra() {
     // `expansion_id:X AND ...` is answered by a scan of that run against value columns;
     // a short printings list is scanned the same way. Every answer — count, pages at
     // several offsets, the set — must equal the algebra of the postings themselves.
-    let dir = std::env::temp_dir().join(format!("cardex-run-scan-{}", std::process::id()));
-    crate::generate::write_snapshot(
-        &dir,
-        &crate::generate::Options {
-            cards: 20_000,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let engine = Engine::open(&dir).unwrap();
+    let (engine, dir) = generated_20k("cardex-run-scan");
     let collection = engine.catalog("tcg").unwrap().cards();
     let index = collection.index();
     let terms = |path: &str| -> Vec<(String, RoaringBitmap)> {
