@@ -4,9 +4,13 @@
 //! (when given): callers intersect, so a leaf can hand back its borrowed posting list
 //! untouched, and costly nodes (phrase checks, `NOT`) only work inside `within`.
 //!
-//! - *AND*: positive children sorted by estimated cost; the cheapest is evaluated, each
-//!   next one within the result so far and intersected into it, stopping as soon as it is
-//!   empty; then each `NOT` child is subtracted. No complement is built inside an AND.
+//! - *AND* of single terms (or their negations) one of which is a short run of consecutive
+//!   ids (an expansion's cards) or a short inline list: that run's ids are tested against
+//!   the other terms, 64 to a word of a [`RunMask`], without bitmaps ([`Plan::scan_and`]).
+//! - *AND* otherwise: positive children sorted by estimated cost; the cheapest is
+//!   evaluated, each next one within the result so far and intersected into it, stopping
+//!   as soon as it is empty; then each `NOT` child is subtracted. No complement is built
+//!   inside an AND.
 //! - *OR*: the union of the children ([`roaring::MultiOps`]).
 //! - *NOT* elsewhere: the universe (or `within`) minus the child.
 
@@ -39,7 +43,8 @@ pub enum Matches<'c> {
     /// Every id from the first to the last: a term whose records are consecutive, such as
     /// the cards of one expansion (default order groups them).
     Run(u32, u32),
-    /// The records of a short run of ids that pass an AND's tests (see [`Plan::matches`]).
+    /// The records of a short run of ids that pass an AND's tests (see [`Plan::matches`]),
+    /// one bit each.
     Mask(RunMask),
     /// The records of a short id list that pass an AND's tests, ascending.
     Ids(Vec<u32>),
@@ -169,8 +174,10 @@ impl<'c> Plan<'c> {
         self.eval(&self.root, None)
     }
 
-    /// The matching records, without building their union when the plan is an OR of blocks
-    /// of one partition (see [`Matches::Blocks`]).
+    /// The matching records, as cheap to count and page as the plan allows: a single term
+    /// whose records are a run ([`Matches::Run`]), a scanned AND ([`Matches::Mask`],
+    /// [`Matches::Ids`]), an OR of blocks of one partition without their union
+    /// ([`Matches::Blocks`]), else the set.
     pub fn matches(&self) -> Matches<'c> {
         if let Some(scanned) = self.scan(&self.root) {
             return scanned;
@@ -200,6 +207,9 @@ impl<'c> Plan<'c> {
         };
         if all_blocks && blocks.len() <= MAX_BLOCKS {
             Matches::Blocks(blocks)
+        } else if let Node::And(items) = &self.root {
+            // `scan` above has already found that this AND is not scanned.
+            Matches::Set(self.and_of_sets(items, None))
         } else {
             Matches::Set(self.execute())
         }
@@ -293,9 +303,19 @@ impl<'c> Plan<'c> {
     }
 
     fn and(&self, items: &[Node<'c>], within: Option<&RoaringBitmap>) -> Cow<'c, RoaringBitmap> {
-        if let Some(scanned) = self.scan_and(items) {
-            return scanned.into_set();
+        match self.scan_and(items) {
+            Some(scanned) => scanned.into_set(),
+            None => self.and_of_sets(items, within),
         }
+    }
+
+    /// An AND through bitmaps: the cheapest positive child first, the others intersected
+    /// within it, then the negations subtracted.
+    fn and_of_sets(
+        &self,
+        items: &[Node<'c>],
+        within: Option<&RoaringBitmap>,
+    ) -> Cow<'c, RoaringBitmap> {
         let (positive, negative) = self.and_order(items);
         let mut acc: Cow<'c, RoaringBitmap> = match positive.first() {
             Some(first) => self.eval(first, within),
@@ -554,7 +574,7 @@ enum IdTest<'c> {
 }
 
 /// A short run of ids `first..=last`, one bit each: the records of the run that passed an
-/// AND's tests so far. At most [`MAX_SCANNED`] ids, so 64 words; eight are kept inline.
+/// AND's tests so far. At most 4,096 ids, so 64 words; eight are kept inline.
 #[derive(Debug, Clone)]
 pub struct RunMask {
     first: u32,

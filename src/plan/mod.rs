@@ -20,7 +20,7 @@ mod explain;
 mod normalize;
 
 pub use error::{PlanError, PlanErrorKind};
-pub use exec::Matches;
+pub use exec::{Matches, RunMask};
 
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
@@ -168,27 +168,25 @@ impl<'c> Plan<'c> {
             None => Node::All,
             Some(expr) => resolver.expr(expr)?,
         };
-        if scope.is_none() && filter.is_none() {
-            return Ok(Plan {
-                root: normalize::normalize(body),
-                collection,
-                universe,
-                query: text,
-            });
-        }
-        let mut all = Vec::with_capacity(3);
-        if let Some(lang) = scope {
-            all.push(sets(
-                [Postings::Bitmap(universe)],
-                Label::Scope(lang.to_string()),
-            ));
-        }
-        if let Some(filter) = filter {
-            all.push(sets([filter], Label::Filter));
-        }
-        all.push(body);
+        // Without a scope or a filter the body is the whole plan (no wrapper AND to build).
+        let root = if scope.is_none() && filter.is_none() {
+            body
+        } else {
+            let mut all = Vec::with_capacity(3);
+            if let Some(lang) = scope {
+                all.push(sets(
+                    [Postings::Bitmap(universe)],
+                    Label::Scope(lang.to_string()),
+                ));
+            }
+            if let Some(filter) = filter {
+                all.push(sets([filter], Label::Filter));
+            }
+            all.push(body);
+            Node::And(all)
+        };
         Ok(Plan {
-            root: normalize::normalize(Node::And(all)),
+            root: normalize::normalize(root),
             collection,
             universe,
             query: text,

@@ -314,10 +314,11 @@ fn short_runs_and_lists_are_scanned_like_the_bitmap_algebra() {
         terms("rarity_code"),
         terms("printings"),
     );
-    let (mut masks, mut lists) = (0, 0);
+    let (mut runs, mut masks, mut lists) = (0, 0, 0);
     let mut check = |q: String, want: RoaringBitmap| {
         with_plan(&engine, "tcg", &q, |plan, _| {
             match plan.matches() {
+                Matches::Run(..) => runs += 1,
                 Matches::Mask(_) => masks += 1,
                 Matches::Ids(_) => lists += 1,
                 _ => {}
@@ -337,6 +338,7 @@ fn short_runs_and_lists_are_scanned_like_the_bitmap_algebra() {
     };
     for (e, (set, set_ids)) in expansions.iter().enumerate().step_by(3) {
         let (other, other_ids) = &expansions[(e + 1) % expansions.len()];
+        check(format!("expansion_id:{set}"), set_ids.clone());
         for (c, (code, code_ids)) in codes.iter().enumerate() {
             let (next, next_ids) = &codes[(c + 1) % codes.len()];
             check(
@@ -388,6 +390,7 @@ fn short_runs_and_lists_are_scanned_like_the_bitmap_algebra() {
         check(format!("{term} AND NOT rarity_code:{code}"), ids - code_ids);
         check(format!("{term} rarity_code:{code}"), ids & code_ids);
     }
+    assert!(runs > 10, "single runs were paged as runs ({runs} times)");
     assert!(masks > 100, "runs were scanned ({masks} times)");
     assert!(lists > 0, "short lists were scanned ({lists} times)");
     std::fs::remove_dir_all(&dir).unwrap();

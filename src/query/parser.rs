@@ -578,10 +578,9 @@ impl Items {
     fn push(&mut self, item: Expr) {
         match self {
             Items::Many(items) => items.push(item),
-            Items::One(_) => {
-                let Items::One(first) = std::mem::replace(self, Items::Many(Vec::new())) else {
-                    unreachable!("matched above")
-                };
+            Items::One(first) => {
+                // An empty AND as a placeholder allocates nothing.
+                let first = std::mem::replace(first, Expr::And(Vec::new()));
                 *self = Items::Many(vec![first, item]);
             }
         }
