@@ -3,9 +3,10 @@
 
 use cardex::query::{parse, Bound, CompareOp, Expr, Mode, Range, Span, Spanned, Term, Test, Value};
 use proptest::prelude::*;
+use std::borrow::Cow;
 
-fn spanned(s: String) -> Spanned<String> {
-    Spanned::new(s, Span::default())
+fn spanned(s: String) -> Spanned<Cow<'static, str>> {
+    Spanned::new(Cow::Owned(s), Span::default())
 }
 
 fn field() -> impl Strategy<Value = String> {
@@ -55,7 +56,7 @@ fn bound() -> impl Strategy<Value = Bound> {
     ]
 }
 
-fn value(bare: bool) -> BoxedStrategy<Value> {
+fn value(bare: bool) -> BoxedStrategy<Value<'static>> {
     let word = if bare {
         bare_word().boxed()
     } else {
@@ -77,7 +78,7 @@ fn mode() -> impl Strategy<Value = Mode> {
     prop::sample::select(vec![Mode::Match, Mode::Exact, Mode::Literal])
 }
 
-fn term() -> impl Strategy<Value = Expr> {
+fn term() -> impl Strategy<Value = Expr<'static>> {
     let with_field = (field(), mode(), value(false)).prop_map(|(f, mode, v)| Term {
         field: Some(spanned(f)),
         mode,
@@ -120,7 +121,7 @@ fn term() -> impl Strategy<Value = Expr> {
     prop_oneof![4 => with_field, 2 => bare, 1 => compare, 1 => group].prop_map(Expr::Term)
 }
 
-fn expr() -> impl Strategy<Value = Expr> {
+fn expr() -> impl Strategy<Value = Expr<'static>> {
     term().prop_recursive(5, 40, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::And),
@@ -188,7 +189,11 @@ proptest! {
             let shown = first.to_string();
             let again = parse(&shown).map_err(|err| TestCaseError::fail(format!("{text:?} → {shown:?} did not parse:\n{err}")))?;
             prop_assert_eq!(&again, &first, "{:?} → {:?}", text, shown);
-            prop_assert_eq!(again.to_string(), shown);
+            prop_assert_eq!(again.to_string(), shown.clone());
+            // Detached from its text, the tree is the same tree.
+            let owned = first.clone().into_owned();
+            prop_assert_eq!(&owned, &first);
+            prop_assert_eq!(owned.to_string(), shown);
         }
     }
 

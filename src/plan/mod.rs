@@ -152,7 +152,7 @@ impl<'c> Plan<'c> {
     /// or a language scope, labelled `scope`), and within `filter` when given (the cards
     /// of one expansion).
     pub(crate) fn new(
-        query: &'c Query,
+        query: &Query<'_>,
         text: &'c str,
         collection: &'c Collection,
         universe: &'c RoaringBitmap,
@@ -207,7 +207,7 @@ impl<'c> Resolver<'c> {
     }
 
     /// The parser bounds the depth of the tree (parentheses), so this recursion is bounded.
-    fn expr(&self, expr: &Expr) -> Result<Node<'c>, PlanError> {
+    fn expr(&self, expr: &Expr<'_>) -> Result<Node<'c>, PlanError> {
         Ok(match expr {
             Expr::And(items) => Node::And(
                 items
@@ -226,9 +226,9 @@ impl<'c> Resolver<'c> {
         })
     }
 
-    fn term(&self, term: &Term) -> Result<Node<'c>, PlanError> {
+    fn term(&self, term: &Term<'_>) -> Result<Node<'c>, PlanError> {
         let (typed, span, bare) = match &term.field {
-            Some(f) => (f.value.as_str(), f.span, false),
+            Some(f) => (&*f.value, f.span, false),
             None => ("name", term.span, true),
         };
         let Some(id) = self.index.resolve(typed) else {
@@ -278,11 +278,16 @@ impl<'c> Resolver<'c> {
         }
     }
 
-    fn value(&self, leaf: &Leaf<'c, '_>, value: &Value, mode: Mode) -> Result<Node<'c>, PlanError> {
+    fn value(
+        &self,
+        leaf: &Leaf<'c, '_>,
+        value: &Value<'_>,
+        mode: Mode,
+    ) -> Result<Node<'c>, PlanError> {
         let (raw, span, quoted) = match value {
             Value::Range(r) => return self.range(leaf, r.lower, r.upper, r.span),
-            Value::Word(w) => (w.value.as_str(), w.span, false),
-            Value::Phrase(p) => (p.value.as_str(), p.span, true),
+            Value::Word(w) => (&*w.value, w.span, false),
+            Value::Phrase(p) => (&*p.value, p.span, true),
         };
         if raw == "*" && !quoted {
             return Ok(sets(

@@ -1,6 +1,12 @@
 //! The syntax tree of a `q` expression. It knows no catalog: fields are names as typed,
 //! values are text as typed (quoted phrases unescaped). The planner resolves both.
+//!
+//! The tree borrows from the query text (`'a`): field names, words and phrases without
+//! escapes are slices of it, so parsing allocates only the tree's nodes. A phrase with
+//! `\"` or `\\` in it owns its unescaped text. [`Query::into_owned`] detaches a tree from
+//! its text, to keep it longer than the text.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Byte offsets `start..end` into the query text.
@@ -47,33 +53,62 @@ impl<T: PartialEq> PartialEq for Spanned<T> {
 /// `And` and `Or` always hold two or more children when built by the parser, and the
 /// parser folds `NOT NOT x` into `x`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expr {
+pub enum Expr<'a> {
     /// All children match (`a AND b`, or `a b`).
-    And(Vec<Expr>),
+    And(Vec<Expr<'a>>),
     /// At least one child matches (`a OR b`).
-    Or(Vec<Expr>),
+    Or(Vec<Expr<'a>>),
     /// The child does not match (`NOT a`, `-a`).
-    Not(Box<Expr>),
+    Not(Box<Expr<'a>>),
     /// One `field:value` test.
-    Term(Term),
+    Term(Term<'a>),
+}
+
+impl Expr<'_> {
+    /// The same expression owning all of its text.
+    pub fn into_owned(self) -> Expr<'static> {
+        match self {
+            Expr::And(items) => Expr::And(items.into_iter().map(Expr::into_owned).collect()),
+            Expr::Or(items) => Expr::Or(items.into_iter().map(Expr::into_owned).collect()),
+            Expr::Not(inner) => Expr::Not(Box::new(inner.into_owned())),
+            Expr::Term(term) => Expr::Term(term.into_owned()),
+        }
+    }
 }
 
 /// One test on one field: `rarity:"Super Rare"`, `!name:pikachu`, `hp>=100`,
 /// `types:(fire OR water)`, or a bare value on `name`.
 #[derive(Debug, Clone)]
-pub struct Term {
+pub struct Term<'a> {
     /// The field as typed (dotted path, camelCase allowed); `None` for a bare value, which
     /// searches `name`.
-    pub field: Option<Spanned<String>>,
+    pub field: Option<Spanned<Cow<'a, str>>>,
     /// How the value is compared: `field:value`, `!field:value` or `^field:value`.
     pub mode: Mode,
     /// What the field is tested against.
-    pub test: Test,
+    pub test: Test<'a>,
     /// The whole term.
     pub span: Span,
 }
 
-impl PartialEq for Term {
+impl Term<'_> {
+    /// The same term owning all of its text.
+    pub fn into_owned(self) -> Term<'static> {
+        Term {
+            field: self.field.map(owned),
+            mode: self.mode,
+            test: self.test.into_owned(),
+            span: self.span,
+        }
+    }
+}
+
+/// `text` detached from the query it borrows from.
+fn owned(text: Spanned<Cow<'_, str>>) -> Spanned<Cow<'static, str>> {
+    Spanned::new(Cow::Owned(text.value.into_owned()), text.span)
+}
+
+impl PartialEq for Term<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.field == other.field && self.mode == other.mode && self.test == other.test
     }
@@ -107,13 +142,28 @@ impl Mode {
 
 /// The test of a [`Term`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Test {
+pub enum Test<'a> {
     /// `field:value`.
-    Value(Value),
+    Value(Value<'a>),
     /// `field<n`, `field<=n`, `field>n`, `field>=n`.
     Compare(CompareOp, Spanned<f64>),
     /// `field:(a b OR c)`: an OR of AND-lists of values (AND binds tighter).
-    Group(Vec<Vec<Value>>),
+    Group(Vec<Vec<Value<'a>>>),
+}
+
+impl Test<'_> {
+    /// The same test owning all of its text.
+    pub fn into_owned(self) -> Test<'static> {
+        match self {
+            Test::Value(value) => Test::Value(value.into_owned()),
+            Test::Compare(op, n) => Test::Compare(op, n),
+            Test::Group(any) => Test::Group(
+                any.into_iter()
+                    .map(|all| all.into_iter().map(Value::into_owned).collect())
+                    .collect(),
+            ),
+        }
+    }
 }
 
 /// A comparison operator.
@@ -153,16 +203,25 @@ impl CompareOp {
 
 /// A value on the right of `field:`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     /// An unquoted word; `*` and `?` in it are wildcards.
-    Word(Spanned<String>),
+    Word(Spanned<Cow<'a, str>>),
     /// A quoted phrase, unescaped; matched literally (no wildcards).
-    Phrase(Spanned<String>),
+    Phrase(Spanned<Cow<'a, str>>),
     /// A numeric range.
     Range(Range),
 }
 
-impl Value {
+impl Value<'_> {
+    /// The same value owning its text.
+    pub fn into_owned(self) -> Value<'static> {
+        match self {
+            Value::Word(w) => Value::Word(owned(w)),
+            Value::Phrase(p) => Value::Phrase(owned(p)),
+            Value::Range(r) => Value::Range(r),
+        }
+    }
+
     /// Where the value was written.
     pub fn span(&self) -> Span {
         match self {
@@ -222,15 +281,32 @@ impl Bound {
 
 /// A parsed query: an expression, or nothing for an empty `q` (which matches everything).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Query {
+pub struct Query<'a> {
     /// The expression; `None` when the query text was empty or blank.
-    pub expr: Option<Expr>,
+    pub expr: Option<Expr<'a>>,
 }
 
-impl Query {
+impl Query<'_> {
     /// Whether the query matches everything (empty text).
     pub fn is_empty(&self) -> bool {
         self.expr.is_none()
+    }
+
+    /// The same query owning all of its text, no longer tied to the text it was parsed
+    /// from.
+    ///
+    /// ```
+    /// let owned = {
+    ///     let text = String::from("name:charizard");
+    ///     cardex::query::parse(&text)?.into_owned()
+    /// };
+    /// assert_eq!(owned.to_string(), "name:charizard");
+    /// # Ok::<(), cardex::query::ParseError>(())
+    /// ```
+    pub fn into_owned(self) -> Query<'static> {
+        Query {
+            expr: self.expr.map(Expr::into_owned),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::fmt::{self, Display, Formatter, Write};
 
 use super::ast::{Bound, Expr, Query, Range, Term, Test, Value};
 
-impl Display for Query {
+impl Display for Query<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match &self.expr {
             Some(expr) => expr.fmt(f),
@@ -19,7 +19,7 @@ impl Display for Query {
     }
 }
 
-impl Display for Expr {
+impl Display for Expr<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
             Expr::And(items) => join(f, items, " AND ", |e| {
@@ -41,9 +41,9 @@ impl Display for Expr {
 
 fn join(
     f: &mut Formatter<'_>,
-    items: &[Expr],
+    items: &[Expr<'_>],
     sep: &str,
-    needs_parens: fn(&Expr) -> bool,
+    needs_parens: fn(&Expr<'_>) -> bool,
 ) -> fmt::Result {
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
@@ -54,7 +54,7 @@ fn join(
     Ok(())
 }
 
-fn child(f: &mut Formatter<'_>, expr: &Expr, parens: bool) -> fmt::Result {
+fn child(f: &mut Formatter<'_>, expr: &Expr<'_>, parens: bool) -> fmt::Result {
     if parens {
         write!(f, "({expr})")
     } else {
@@ -62,7 +62,7 @@ fn child(f: &mut Formatter<'_>, expr: &Expr, parens: bool) -> fmt::Result {
     }
 }
 
-impl Display for Term {
+impl Display for Term<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         f.write_str(self.mode.prefix())?;
         if let Some(field) = &self.field {
@@ -98,7 +98,7 @@ impl Display for Term {
     }
 }
 
-impl Display for Value {
+impl Display for Value<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
             Value::Word(word) => f.write_str(&word.value),

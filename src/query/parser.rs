@@ -15,6 +15,7 @@ use nom::character::complete::{char, digit1, one_of};
 use nom::combinator::{opt, recognize};
 use nom::sequence::pair;
 use nom::{IResult, Parser};
+use std::borrow::Cow;
 
 use super::ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 use super::error::{Found, ParseError, ParseErrorKind};
@@ -81,7 +82,7 @@ fn fail<T>(at: &str, len: usize, kind: ParseErrorKind) -> PResult<'_, T> {
 /// assert!(parse("")?.is_empty());
 /// # Ok::<(), cardex::query::ParseError>(())
 /// ```
-pub fn parse(query: &str) -> Result<Query, ParseError> {
+pub fn parse(query: &str) -> Result<Query<'_>, ParseError> {
     parse_with_max_len(query, MAX_QUERY_BYTES)
 }
 
@@ -89,7 +90,7 @@ pub fn parse(query: &str) -> Result<Query, ParseError> {
 /// query close to [`MAX_QUERY_BYTES`] can display longer than the limit; the round-trip
 /// check re-parses displays with the length limit lifted (the depth and term limits
 /// still apply).
-pub(crate) fn parse_with_max_len(query: &str, max_len: usize) -> Result<Query, ParseError> {
+pub(crate) fn parse_with_max_len(query: &str, max_len: usize) -> Result<Query<'_>, ParseError> {
     if query.len() > max_len {
         let kind = ParseErrorKind::QueryTooLong {
             len: query.len(),
@@ -159,7 +160,7 @@ impl QueryParser {
     }
 
     /// `or = and ( "OR" and )*`
-    fn or<'a>(&mut self, input: &'a str) -> PResult<'a, Expr> {
+    fn or<'a>(&mut self, input: &'a str) -> PResult<'a, Expr<'a>> {
         let (mut rest, first) = self.and(input, None)?;
         let mut items = Items::new(first);
         loop {
@@ -175,7 +176,7 @@ impl QueryParser {
     }
 
     /// `and = unary ( ["AND"] unary )*` — whitespace alone also means AND.
-    fn and<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+    fn and<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr<'a>> {
         let (mut rest, first) = self.unary(input, after)?;
         let mut items = Items::new(first);
         loop {
@@ -194,7 +195,7 @@ impl QueryParser {
     }
 
     /// `unary = ("NOT" | "-") unary | primary`, read as a loop; `NOT NOT x` folds to `x`.
-    fn unary<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+    fn unary<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr<'a>> {
         let mut rest = input;
         let mut negations = 0usize;
         let mut last_op = after;
@@ -231,7 +232,11 @@ impl QueryParser {
     }
 
     /// `primary = "(" or ")" | term`
-    fn primary<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+    fn primary<'a>(
+        &mut self,
+        input: &'a str,
+        after: Option<&'static str>,
+    ) -> PResult<'a, Expr<'a>> {
         let Some(inside) = input.strip_prefix('(') else {
             return self.term(input, after);
         };
@@ -262,7 +267,7 @@ impl QueryParser {
     ///      | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"
     ///      | ["!" | "^"] value          a bare value searches `name`
     /// ```
-    fn term<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr> {
+    fn term<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr<'a>> {
         if input.is_empty() || input.starts_with(')') {
             return fail(
                 input,
@@ -308,7 +313,7 @@ impl QueryParser {
             );
         }
         if let Ok((after_field, name)) = field_name(rest) {
-            let field = Spanned::new(name.to_string(), self.span(rest, after_field));
+            let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
             if let Some(value_start) = after_field.strip_prefix(':') {
                 let (end, test) = self.field_value(value_start, &field)?;
                 let span = self.span(input, end);
@@ -347,7 +352,11 @@ impl QueryParser {
     }
 
     /// The value after `field:` — a word, a phrase, a range or a group.
-    fn field_value<'a>(&mut self, input: &'a str, field: &Spanned<String>) -> PResult<'a, Test> {
+    fn field_value<'a>(
+        &mut self,
+        input: &'a str,
+        field: &Spanned<Cow<'a, str>>,
+    ) -> PResult<'a, Test<'a>> {
         if input.starts_with('(') {
             self.group(input, &field.value)
         } else {
@@ -358,7 +367,7 @@ impl QueryParser {
 
     /// `value = word | "\"" phrase "\"" | range`. `field` is the field the value belongs to,
     /// `None` for a bare value.
-    fn value<'a>(&mut self, input: &'a str, field: Option<&str>) -> PResult<'a, Value> {
+    fn value<'a>(&mut self, input: &'a str, field: Option<&str>) -> PResult<'a, Value<'a>> {
         match input.chars().next() {
             None => self.missing_value(input, field),
             Some(c) if c.is_whitespace() || c == ')' => self.missing_value(input, field),
@@ -395,7 +404,7 @@ impl QueryParser {
     }
 
     /// A word: everything up to whitespace, `(` or `)`. A keyword is not a word.
-    fn word<'a>(&mut self, input: &'a str) -> PResult<'a, Value> {
+    fn word<'a>(&mut self, input: &'a str) -> PResult<'a, Value<'a>> {
         let (rest, word) = take_while1(is_word_char).parse(input)?;
         if let Some(&kw) = KEYWORDS.iter().find(|&&k| k == word) {
             return fail(
@@ -405,33 +414,41 @@ impl QueryParser {
             );
         }
         let span = self.span(input, rest);
-        Ok((rest, Value::Word(Spanned::new(word.to_string(), span))))
+        Ok((rest, Value::Word(Spanned::new(Cow::Borrowed(word), span))))
     }
 
     /// `"\"" phrase "\""` with `\"` and `\\` as escapes; other backslashes are literal.
-    fn phrase<'a>(&mut self, input: &'a str) -> PResult<'a, Value> {
+    /// A phrase without escapes borrows its text from the query; one with escapes owns
+    /// its unescaped text.
+    fn phrase<'a>(&mut self, input: &'a str) -> PResult<'a, Value<'a>> {
         let body = &input[1..];
-        let mut text = String::new();
-        let mut chars = body.char_indices();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '"' => {
-                    let rest = &body[i + 1..];
-                    let span = self.span(input, rest);
-                    return Ok((rest, Value::Phrase(Spanned::new(text, span))));
+        let mut has_escapes = false;
+        // Bytes: `"` and `\` are ASCII, so they never occur inside a multi-byte character.
+        let mut bytes = body.bytes().enumerate();
+        let end = loop {
+            match bytes.next() {
+                None => return fail(input, input.len(), ParseErrorKind::UnclosedQuote),
+                Some((i, b'"')) => break i,
+                Some((i, b'\\')) if body[i + 1..].starts_with(['"', '\\']) => {
+                    has_escapes = true;
+                    bytes.next();
                 }
-                '\\' if body[i + 1..].starts_with(['"', '\\']) => {
-                    let (_, escaped) = chars.next().expect("checked by starts_with");
-                    text.push(escaped);
-                }
-                other => text.push(other),
+                Some(_) => {}
             }
-        }
-        fail(input, input.len(), ParseErrorKind::UnclosedQuote)
+        };
+        let raw = &body[..end];
+        let text = if has_escapes {
+            Cow::Owned(unescape(raw))
+        } else {
+            Cow::Borrowed(raw)
+        };
+        let rest = &body[end + 1..];
+        let span = self.span(input, rest);
+        Ok((rest, Value::Phrase(Spanned::new(text, span))))
     }
 
     /// `range = ("[" | "{") bound "TO" bound ("]" | "}")`, bound = number | `*`.
-    fn range<'a>(&mut self, input: &'a str) -> PResult<'a, Value> {
+    fn range<'a>(&mut self, input: &'a str) -> PResult<'a, Value<'a>> {
         let open = &input[..1];
         let inclusive_low = open == "[";
         let rest = ws(&input[1..]);
@@ -479,7 +496,7 @@ impl QueryParser {
     }
 
     /// `"(" value ( ["AND" | "OR"] value )* ")"` after `field:`; AND binds tighter than OR.
-    fn group<'a>(&mut self, input: &'a str, field: &str) -> PResult<'a, Test> {
+    fn group<'a>(&mut self, input: &'a str, field: &str) -> PResult<'a, Test<'a>> {
         let mut rest = ws(&input[1..]);
         if rest.starts_with(')') {
             let len = self.offset(rest) + 1 - self.offset(input);
@@ -491,7 +508,7 @@ impl QueryParser {
                 },
             );
         }
-        let mut alternatives: Vec<Vec<Value>> = vec![Vec::new()];
+        let mut alternatives: Vec<Vec<Value<'a>>> = vec![Vec::new()];
         let mut pending: Option<&'static str> = Some("(");
         loop {
             rest = ws(rest);
@@ -565,17 +582,17 @@ impl QueryParser {
 /// Wraps two or more items with `make`; a single item stands alone.
 /// The operands of one `AND` or `OR` as they are read: most queries have one, which then
 /// needs no vector.
-enum Items {
-    One(Expr),
-    Many(Vec<Expr>),
+enum Items<'a> {
+    One(Expr<'a>),
+    Many(Vec<Expr<'a>>),
 }
 
-impl Items {
-    fn new(first: Expr) -> Items {
+impl<'a> Items<'a> {
+    fn new(first: Expr<'a>) -> Items<'a> {
         Items::One(first)
     }
 
-    fn push(&mut self, item: Expr) {
+    fn push(&mut self, item: Expr<'a>) {
         match self {
             Items::Many(items) => items.push(item),
             Items::One(first) => {
@@ -587,12 +604,28 @@ impl Items {
     }
 
     /// The one operand, or the operator over all of them.
-    fn join(self, make: fn(Vec<Expr>) -> Expr) -> Expr {
+    fn join(self, make: fn(Vec<Expr<'a>>) -> Expr<'a>) -> Expr<'a> {
         match self {
             Items::One(item) => item,
             Items::Many(items) => make(items),
         }
     }
+}
+
+/// A phrase's text with `\"` and `\\` unescaped; other backslashes are literal.
+fn unescape(raw: &str) -> String {
+    let mut text = String::with_capacity(raw.len());
+    let mut chars = raw.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if raw[i + 1..].starts_with(['"', '\\']) => {
+                let (_, escaped) = chars.next().expect("checked by starts_with");
+                text.push(escaped);
+            }
+            other => text.push(other),
+        }
+    }
+    text
 }
 
 /// Skips whitespace (any Unicode whitespace, so an ideographic space separates too).

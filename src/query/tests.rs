@@ -154,6 +154,37 @@ fn words_phrases_and_punctuation() {
 }
 
 #[test]
+fn text_is_borrowed_from_the_query_unless_unescaped() {
+    use std::borrow::Cow;
+    /// The value of a query that is one `name:` term.
+    fn value(q: &str) -> Cow<'_, str> {
+        let Some(Expr::Term(Term {
+            field: Some(field),
+            test: Test::Value(Value::Word(v) | Value::Phrase(v)),
+            ..
+        })) = parse(q).unwrap().expr
+        else {
+            panic!("{q:?} is not one field:value term")
+        };
+        assert!(matches!(field.value, Cow::Borrowed("name")), "{q:?}");
+        v.value
+    }
+    assert!(matches!(
+        value("name:リザードン"),
+        Cow::Borrowed("リザードン")
+    ));
+    assert!(matches!(
+        value(r#"name:"Boss's Orders""#),
+        Cow::Borrowed("Boss's Orders")
+    ));
+    assert!(matches!(value(r#"name:"a \x""#), Cow::Borrowed(r"a \x")));
+    // Escapes next to multi-byte characters: only the escapes are replaced.
+    let unescaped = value(r#"name:"é\"ア\\ü\x\"""#);
+    assert!(matches!(unescaped, Cow::Owned(_)));
+    assert_eq!(unescaped, r#"é"ア\ü\x""#);
+}
+
+#[test]
 fn spans_point_at_the_source() {
     let q = parse(r#"  rarity:"Super Rare" -hp>=10"#).unwrap();
     let Some(Expr::And(items)) = q.expr else {
@@ -536,7 +567,8 @@ fn display_round_trips() {
         "a.b.c:[-1.25 TO 3] hp<-0.5",
     ] {
         let first = parse(q).unwrap();
-        let again = parse(&first.to_string()).unwrap();
+        let shown = first.to_string();
+        let again = parse(&shown).unwrap();
         assert_eq!(first, again, "{q}");
     }
 }

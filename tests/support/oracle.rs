@@ -183,7 +183,7 @@ impl Records {
     }
 
     fn term(&self, term: &Term, record: &Json) -> bool {
-        let typed = term.field.as_ref().map_or("name", |f| f.value.as_str());
+        let typed = term.field.as_ref().map_or("name", |f| &*f.value);
         let path = self
             .resolve(typed)
             .unwrap_or_else(|| panic!("the oracle only runs on known fields: {typed}"));
@@ -249,8 +249,8 @@ fn query_number(raw: &str) -> Option<f64> {
 fn value_matches(kind: FieldKind, vals: &[Scalar], value: &Value, mode: Mode) -> bool {
     let (raw, quoted) = match value {
         Value::Range(r) => return numeric(vals).any(|x| in_range(x, r.lower, r.upper)),
-        Value::Word(w) => (w.value.as_str(), false),
-        Value::Phrase(p) => (p.value.as_str(), true),
+        Value::Word(w) => (&*w.value, false),
+        Value::Phrase(p) => (&*p.value, true),
     };
     if raw == "*" && !quoted {
         return !vals.is_empty();
