@@ -624,12 +624,14 @@ impl RunMask {
             for _ in 0..skip {
                 bits &= bits - 1;
             }
+            let take = ((count - skip) as usize).min(wanted - filled);
             skip = 0;
-            while bits != 0 && filled < wanted {
-                out[filled] = base + bits.trailing_zeros();
-                filled += 1;
+            // Exactly `take` bits are left in `bits`, so the slice bounds the loop.
+            for slot in &mut out[filled..filled + take] {
+                *slot = base + bits.trailing_zeros();
                 bits &= bits - 1;
             }
+            filled += take;
         }
         out
     }
@@ -654,8 +656,10 @@ impl RunMask {
 
 /// Bit `j` set where `chunk[j] == value` (at most 64 values): four values at a time, as
 /// the lanes of one `u64` (a lane is zero exactly where the value matched).
-fn equal_bits(chunk: &[u16], value: u16) -> u64 {
+pub(super) fn equal_bits(chunk: &[u16], value: u16) -> u64 {
     const LOW: u64 = 0x7FFF_7FFF_7FFF_7FFF;
+    /// 2^0 + 2^15 + 2^30 + 2^45.
+    const GATHER: u64 = 0x0000_2000_4000_8001;
     let pattern = u64::from(value) * 0x0001_0001_0001_0001;
     let mut bits = 0u64;
     let mut quads = chunk.chunks_exact(4);
@@ -667,8 +671,10 @@ fn equal_bits(chunk: &[u16], value: u16) -> u64 {
         let x = lanes ^ pattern;
         // The top bit of each lane set where the lane is zero (exact, no carries across).
         let zero = !(((x & LOW) + LOW) | x) & !LOW;
-        // Gather the four top bits (15, 31, 47, 63) into bits 0..4.
-        let four = (zero >> 15 & 1) | (zero >> 30 & 2) | (zero >> 45 & 4) | (zero >> 60 & 8);
+        // Gather the four top bits (15, 31, 47, 63) into bits 0..4: shifted to 0, 16, 32
+        // and 48, one multiplication copies bit 16k to 45 + k (times 2^(45 - 15k)). The
+        // sixteen products land on distinct positions, so no carry disturbs bits 45..49.
+        let four = ((zero >> 15).wrapping_mul(GATHER) >> 45) & 0xF;
         bits |= four << (4 * q);
     }
     let done = chunk.len() - quads.remainder().len();

@@ -395,3 +395,22 @@ fn short_runs_and_lists_are_scanned_like_the_bitmap_algebra() {
     assert!(lists > 0, "short lists were scanned ({lists} times)");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+proptest::proptest! {
+    /// The word-at-a-time compare of a value column equals the one-by-one compare, for
+    /// every chunk length and for values with the lanes' top bit set.
+    #[test]
+    fn equal_bits_is_the_plain_comparison(
+        column in proptest::collection::vec(
+            proptest::prop_oneof![0u16..4, proptest::prelude::any::<u16>(), 0x7FFEu16..0x8002],
+            0..=64,
+        ),
+        value in proptest::prop_oneof![0u16..4, proptest::prelude::any::<u16>(), 0x7FFEu16..0x8002],
+    ) {
+        let plain = column
+            .iter()
+            .enumerate()
+            .fold(0u64, |bits, (j, &v)| bits | u64::from(v == value) << j);
+        proptest::prop_assert_eq!(exec::equal_bits(&column, value), plain);
+    }
+}

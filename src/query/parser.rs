@@ -679,17 +679,25 @@ fn field_name(input: &str) -> PResult<'_, &str> {
     let starts = bytes
         .first()
         .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_');
+    // One pass: the name's length, and whether a `.` followed a `.` or ended it.
+    let (mut after_dot, mut dotted_badly) = (false, false);
     let len = if starts {
         bytes
             .iter()
-            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+            .position(|&b| {
+                let dot = b == b'.';
+                if !(dot || FIELD_NAME_BYTES[usize::from(b)]) {
+                    return true;
+                }
+                dotted_badly |= dot && after_dot;
+                after_dot = dot;
+                false
+            })
             .unwrap_or(bytes.len())
     } else {
         0
     };
-    let name = &input[..len];
-    let dotted_badly = name.ends_with('.') || name.as_bytes().windows(2).any(|w| w == b"..");
-    if len == 0 || dotted_badly {
+    if len == 0 || dotted_badly || after_dot {
         // Not a field name; the caller reads the text as a bare value instead.
         return Err(nom::Err::Error(PErr {
             rest_len: input.len(),
@@ -697,8 +705,20 @@ fn field_name(input: &str) -> PResult<'_, &str> {
             kind: ParseErrorKind::Internal,
         }));
     }
-    Ok((&input[len..], name))
+    Ok((&input[len..], &input[..len]))
 }
+
+/// The bytes of a field name's segments: ASCII letters, digits and `_`.
+static FIELD_NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        table[b] = byte.is_ascii_alphanumeric() || byte == b'_';
+        b += 1;
+    }
+    table
+};
 
 /// A comparison operator at the start of `input`, longest first.
 fn comparison(input: &str) -> Option<(CompareOp, &str)> {

@@ -154,6 +154,27 @@ fn words_phrases_and_punctuation() {
 }
 
 #[test]
+fn field_names_are_dotted_segments() {
+    /// The field of a one-term query, `None` when the text is a bare value.
+    fn field(q: &str) -> Option<String> {
+        let Some(Expr::Term(term)) = parse(q).unwrap().expr else {
+            panic!("{q:?} is not one term")
+        };
+        term.field.map(|f| f.value.into_owned())
+    }
+    assert_eq!(field("_x.y1.Z_2:v").as_deref(), Some("_x.y1.Z_2"));
+    assert_eq!(
+        field("translation.en.name:v").as_deref(),
+        Some("translation.en.name")
+    );
+    assert_eq!(field("hp>=5").as_deref(), Some("hp"));
+    // Not field names, so the whole text is a bare value on `name`.
+    for bare in ["a..b:c", "a.:b", ".a:b", "1a:b", "a-b:c", "é:x", "a.b.:c"] {
+        assert_eq!(field(bare), None, "{bare:?}");
+    }
+}
+
+#[test]
 fn text_is_borrowed_from_the_query_unless_unescaped() {
     use std::borrow::Cow;
     /// The value of a query that is one `name:` term.
