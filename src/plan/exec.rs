@@ -608,7 +608,11 @@ impl RunMask {
     /// skipped by their counts.
     fn page(&self, offset: u64, limit: usize) -> Vec<u32> {
         let wanted = self.len().saturating_sub(offset).min(limit as u64) as usize;
-        let mut out = vec![0; wanted];
+        // Not `vec![0; wanted]`: that is a `calloc`, which glibc serves without its
+        // thread cache and clears itself (about 450 instructions for a page of 100 ids,
+        // against about 90 for `malloc` and a `memset`).
+        let mut out = Vec::with_capacity(wanted);
+        out.resize(wanted, 0);
         let mut filled = 0;
         let mut skip = offset;
         for (&word, base) in self.words.iter().zip((self.first..).step_by(64)) {
