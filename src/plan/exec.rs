@@ -606,6 +606,10 @@ impl RunMask {
 
     /// The ids set from position `offset` on, at most `limit` of them: whole words are
     /// skipped by their counts.
+    #[allow(
+        clippy::slow_vector_initialization,
+        reason = "calloc is the slow one here, see below"
+    )]
     fn page(&self, offset: u64, limit: usize) -> Vec<u32> {
         let wanted = self.len().saturating_sub(offset).min(limit as u64) as usize;
         // Not `vec![0; wanted]`: that is a `calloc`, which glibc serves without its
