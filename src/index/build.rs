@@ -20,8 +20,8 @@ use std::ops::Range;
 use roaring::RoaringBitmap;
 
 use super::fields::{field_kind, FieldKind};
-use super::hash::FxHashMap;
-use super::vocab::{number_key, NumVocabBuilder, VocabBuilder};
+use super::hash::{FxHashMap, SortedStrs, StrSlots};
+use super::vocab::{number_key, sized_exactly, NumVocabBuilder, VocabBuilder};
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
@@ -70,7 +70,7 @@ struct PartialField {
     path: Box<str>,
     kind: FieldKind,
     exists: u32,
-    terms: FxHashMap<Box<str>, u32>,
+    terms: StrSlots,
     numbers: FxHashMap<u64, u32>,
     numeric_strings: FxHashMap<u64, u32>,
     holds_objects: bool,
@@ -78,7 +78,7 @@ struct PartialField {
     multi: bool,
     /// Word pairs of short text values (`"flame burst"`), and the slot of the records
     /// holding a longer text value.
-    pairs: FxHashMap<Box<str>, u32>,
+    pairs: StrSlots,
     long: u32,
     /// Child keys and their field numbers, in first-seen order.
     children: Vec<(Box<str>, u32)>,
@@ -169,12 +169,12 @@ impl PartialField {
             kind: field_kind(&path),
             path,
             exists: u32::MAX,
-            terms: FxHashMap::default(),
+            terms: StrSlots::default(),
             numbers: FxHashMap::default(),
             numeric_strings: FxHashMap::default(),
             holds_objects: false,
             multi: false,
-            pairs: FxHashMap::default(),
+            pairs: StrSlots::default(),
             long: u32::MAX,
             children: Vec::new(),
             hint: 0,
@@ -260,13 +260,13 @@ impl ChunkBuilder {
         &mut self,
         f: usize,
         key: &str,
-        map: fn(&mut PartialField) -> &mut FxHashMap<Box<str>, u32>,
+        map: fn(&mut PartialField) -> &mut StrSlots,
     ) -> u32 {
-        if let Some(&slot) = map(&mut self.fields[f]).get(key) {
+        if let Some(slot) = map(&mut self.fields[f]).get(key) {
             return slot;
         }
         let slot = self.new_slot();
-        map(&mut self.fields[f]).insert(key.into(), slot);
+        map(&mut self.fields[f]).insert(key, slot);
         slot
     }
 
@@ -401,11 +401,7 @@ impl ChunkBuilder {
         let fields = fields
             .into_iter()
             .map(|f| {
-                let keyed = |map: FxHashMap<Box<str>, u32>| {
-                    let mut list: Vec<(Box<str>, u32)> = map.into_iter().collect();
-                    list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
-                };
+                let keyed = |map: StrSlots| map.into_sorted(run);
                 let slot_run = |slot: u32| if slot == u32::MAX { 0..0 } else { run(slot) };
                 let numbers = |map: FxHashMap<u64, u32>| {
                     let mut list: Vec<(u64, u32)> = map.into_iter().collect();
@@ -494,8 +490,8 @@ struct ChunkField {
     path: Box<str>,
     kind: FieldKind,
     exists: Range<u32>,
-    terms: Vec<(Box<str>, Range<u32>)>,
-    pairs: Vec<(Box<str>, Range<u32>)>,
+    terms: SortedStrs<Range<u32>>,
+    pairs: SortedStrs<Range<u32>>,
     long: Range<u32>,
     numbers: Vec<(u64, Range<u32>)>,
     numeric_strings: Vec<(u64, Range<u32>)>,
@@ -535,23 +531,24 @@ fn merge(chunks: Vec<Chunk>) -> Index {
 }
 
 /// Merges one kind of keys of one field over its chunks, in key order, calling `push`
-/// with each key and its ids (ascending: chunks come in id order). Each chunk's keys are
-/// sorted already, so this is a k-way merge: a binary heap of the chunks' next keys, ties
-/// broken by chunk order.
+/// with each key and its ids (ascending: chunks come in id order). `parts` are the
+/// chunks' numbers and how many keys each has; `key(p, i)` is key `i` of part `p` and its
+/// run of that chunk's ids. Each chunk's keys are sorted already, so this is a k-way
+/// merge: a binary heap of the chunks' next keys, ties broken by chunk order.
 fn merge_keys<K>(
     ids: &[Vec<u32>],
-    parts: &[(usize, &Keyed<K>)],
+    parts: &[(usize, usize)],
+    key: impl Fn(usize, usize) -> (K, Range<u32>),
     cmp: impl Fn(&K, &K) -> Ordering,
     mut push: impl FnMut(&K, &[u32]),
 ) {
     // The heap holds (part, position) of each part's next key; it is ordered by key, then
     // part, smallest first.
-    let key = |(p, i): (usize, usize)| &parts[p].1[i];
     let less = |a: (usize, usize), b: (usize, usize)| {
-        cmp(&key(a).0, &key(b).0).then(a.0.cmp(&b.0)) == Ordering::Less
+        cmp(&key(a.0, a.1).0, &key(b.0, b.1).0).then(a.0.cmp(&b.0)) == Ordering::Less
     };
     let mut heap: Vec<(usize, usize)> = (0..parts.len())
-        .filter(|&p| !parts[p].1.is_empty())
+        .filter(|&p| parts[p].1 > 0)
         .map(|p| (p, 0))
         .collect();
     // Heapify (a min-heap under `less`).
@@ -561,16 +558,16 @@ fn merge_keys<K>(
     let mut run: Vec<u32> = Vec::new();
     while let Some(&top) = heap.first() {
         run.clear();
-        let current = top;
+        let (current, _) = key(top.0, top.1);
         while let Some(&next) = heap.first() {
-            if cmp(&key(next).0, &key(current).0) != Ordering::Equal {
+            let (p, i) = next;
+            let (next_key, r) = key(p, i);
+            if cmp(&next_key, &current) != Ordering::Equal {
                 break;
             }
-            let (p, i) = next;
-            let (c, keys) = parts[p];
-            let r = &keys[i].1;
+            let (c, len) = parts[p];
             run.extend_from_slice(&ids[c][r.start as usize..r.end as usize]);
-            if i + 1 < keys.len() {
+            if i + 1 < len {
                 heap[0] = (p, i + 1);
             } else {
                 let last = heap.pop().expect("not empty");
@@ -581,7 +578,7 @@ fn merge_keys<K>(
             }
             sift_down(&mut heap, 0, &less);
         }
-        push(&key(current).0, &run);
+        push(&current, &run);
     }
 }
 
@@ -619,25 +616,44 @@ fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
             let r = pick(p);
             ids[*c][r.start as usize..r.end as usize].iter().copied()
         });
-        RoaringBitmap::from_sorted_iter(all).unwrap_or_default()
+        sized_exactly(RoaringBitmap::from_sorted_iter(all).unwrap_or_default())
     };
     let exists = bitmap(|p| &p.exists);
     let long_values = bitmap(|p| &p.long);
 
-    let strings = |pick: fn(&ChunkField) -> &Keyed<Box<str>>| {
-        let keys: Vec<(usize, &Keyed<Box<str>>)> =
-            parts.iter().map(|(c, p)| (*c, pick(p))).collect();
-        let mut vocab =
-            VocabBuilder::with_capacity(keys.iter().map(|t| t.1.len()).max().unwrap_or(0));
-        merge_keys(ids, &keys, Ord::cmp, |term, list| vocab.push(term, list));
+    let strings = |pick: fn(&ChunkField) -> &SortedStrs<Range<u32>>| {
+        let lists: Vec<&SortedStrs<Range<u32>>> = parts.iter().map(|(_, p)| pick(p)).collect();
+        let counts: Vec<(usize, usize)> = parts
+            .iter()
+            .zip(&lists)
+            .map(|((c, _), list)| (*c, list.len()))
+            .collect();
+        let mut vocab = VocabBuilder::with_capacity(counts.iter().map(|c| c.1).max().unwrap_or(0));
+        let key = |p: usize, i: usize| {
+            let (term, run) = lists[p].get(i);
+            (term, run.clone())
+        };
+        merge_keys(
+            ids,
+            &counts,
+            key,
+            |a, b| a.cmp(b),
+            |term, list| vocab.push(term, list),
+        );
         vocab.finish()
     };
 
     let numbers = |pick: fn(&ChunkField) -> &Keyed<u64>| {
-        let keys: Vec<(usize, &Keyed<u64>)> = parts.iter().map(|(c, p)| (*c, pick(p))).collect();
+        let lists: Vec<&Keyed<u64>> = parts.iter().map(|(_, p)| pick(p)).collect();
+        let counts: Vec<(usize, usize)> = parts
+            .iter()
+            .zip(&lists)
+            .map(|((c, _), list)| (*c, list.len()))
+            .collect();
         let mut builder =
-            NumVocabBuilder::with_capacity(keys.iter().map(|k| k.1.len()).max().unwrap_or(0));
-        merge_keys(ids, &keys, by_number, |key, list| {
+            NumVocabBuilder::with_capacity(counts.iter().map(|c| c.1).max().unwrap_or(0));
+        let key = |p: usize, i: usize| lists[p][i].clone();
+        merge_keys(ids, &counts, key, by_number, |key, list| {
             builder.push(f64::from_bits(*key), list)
         });
         builder.finish()

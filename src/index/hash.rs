@@ -58,3 +58,169 @@ impl Hasher for FxHasher {
 
 /// A `HashMap` with [`FxHasher`].
 pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// The distinct strings of one field of one chunk, each with a number (its slot): the
+/// text of all of them in one buffer, found through an open-addressed table of indices.
+/// Unlike a map keyed by `Box<str>`, a new string costs no allocation of its own, so a
+/// chunk of a million ids makes a few large buffers rather than a million small blocks
+/// that, freed after the merge, would stay resident as holes in the allocator's heaps.
+#[derive(Debug, Default)]
+pub(crate) struct StrSlots {
+    text: String,
+    /// Per string, in first-seen order: where it ends in `text` (it starts where the
+    /// previous one ends) and its slot.
+    entries: Vec<(u32, u32)>,
+    /// Indices into `entries` plus one, 0 for an empty place; the length is a power of
+    /// two and at most half the places are taken. Probing is linear.
+    table: Vec<u32>,
+}
+
+impl StrSlots {
+    fn hash(key: &str) -> u64 {
+        let mut hasher = FxHasher::default();
+        hasher.write(key.as_bytes());
+        hasher.finish()
+    }
+
+    /// String number `i`, in first-seen order.
+    pub(crate) fn key(&self, i: usize) -> &str {
+        let start = if i == 0 {
+            0
+        } else {
+            self.entries[i - 1].0 as usize
+        };
+        &self.text[start..self.entries[i].0 as usize]
+    }
+
+    /// How many strings.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Where `key` is in the table, or the empty place where it would go.
+    fn place(&self, key: &str) -> (usize, Option<u32>) {
+        let mask = self.table.len() - 1;
+        // The high bits of the product are the best mixed ones.
+        let mut at = (Self::hash(key) >> 32) as usize & mask;
+        loop {
+            match self.table[at] {
+                0 => return (at, None),
+                e if self.key(e as usize - 1) == key => {
+                    return (at, Some(self.entries[e as usize - 1].1))
+                }
+                _ => at = (at + 1) & mask,
+            }
+        }
+    }
+
+    /// The slot of `key`, if it was added.
+    pub(crate) fn get(&self, key: &str) -> Option<u32> {
+        if self.table.is_empty() {
+            return None;
+        }
+        self.place(key).1
+    }
+
+    /// Adds `key` (not added before) with `slot`.
+    pub(crate) fn insert(&mut self, key: &str, slot: u32) {
+        if (self.entries.len() + 1) * 2 > self.table.len() {
+            self.grow();
+        }
+        let (at, found) = self.place(key);
+        debug_assert!(found.is_none(), "{key:?} is added once");
+        self.text.push_str(key);
+        self.entries.push((self.text.len() as u32, slot));
+        self.table[at] = self.entries.len() as u32;
+    }
+
+    fn grow(&mut self) {
+        let len = (self.table.len() * 2).max(16);
+        self.table = vec![0; len];
+        let mask = len - 1;
+        for i in 0..self.entries.len() {
+            let mut at = (Self::hash(self.key(i)) >> 32) as usize & mask;
+            while self.table[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.table[at] = i as u32 + 1;
+        }
+    }
+
+    /// The strings in sorted order, each with its slot mapped through `run`; the table
+    /// is dropped.
+    pub(crate) fn into_sorted<R>(self, mut run: impl FnMut(u32) -> R) -> SortedStrs<R> {
+        let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| self.key(a as usize).cmp(self.key(b as usize)));
+        let keys = order
+            .into_iter()
+            .map(|i| {
+                let i = i as usize;
+                let start = if i == 0 { 0 } else { self.entries[i - 1].0 };
+                (start, self.entries[i].0, run(self.entries[i].1))
+            })
+            .collect();
+        SortedStrs {
+            text: self.text,
+            keys,
+        }
+    }
+}
+
+/// Strings in sorted order, each with a value: the text in one buffer, as
+/// [`StrSlots::into_sorted`] makes them.
+#[derive(Debug)]
+pub(crate) struct SortedStrs<R> {
+    text: String,
+    /// `(start, end, value)` per string.
+    keys: Vec<(u32, u32, R)>,
+}
+
+impl<R> SortedStrs<R> {
+    /// How many strings.
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// String `i` in sorted order, and its value.
+    pub(crate) fn get(&self, i: usize) -> (&str, &R) {
+        let (start, end, ref value) = self.keys[i];
+        (&self.text[start as usize..end as usize], value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The interning table agrees with a `HashMap`: every string gets the slot it was
+        /// first added with, unknown strings are not found, and the sorted list is the
+        /// strings sorted.
+        #[test]
+        fn str_slots_is_a_map(keys in proptest::collection::vec("[a-c]{0,3}|[é✓x]{1,2}", 0..200)) {
+            let mut slots = StrSlots::default();
+            let mut model: FxHashMap<String, u32> = FxHashMap::default();
+            for (n, key) in keys.iter().enumerate() {
+                prop_assert_eq!(slots.get(key), model.get(key).copied());
+                if !model.contains_key(key) {
+                    slots.insert(key, n as u32);
+                    model.insert(key.clone(), n as u32);
+                }
+            }
+            prop_assert_eq!(slots.len(), model.len());
+            prop_assert_eq!(slots.get("not a key"), None);
+            let sorted = slots.into_sorted(|slot| slot * 10);
+            let mut expected: Vec<(String, u32)> = model.into_iter().map(|(k, s)| (k, s * 10)).collect();
+            expected.sort();
+            let got: Vec<(String, u32)> = (0..sorted.len())
+                .map(|i| {
+                    let (k, v) = sorted.get(i);
+                    (k.to_string(), *v)
+                })
+                .collect();
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
