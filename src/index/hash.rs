@@ -101,7 +101,7 @@ impl StrSlots {
     /// Where `key` is in the table, or the empty place where it would go.
     fn place(&self, key: &str) -> (usize, Option<u32>) {
         let mask = self.table.len() - 1;
-        // The high bits of the product are the best mixed ones.
+        // Bits 32 and up of the product are better mixed than the low ones.
         let mut at = (Self::hash(key) >> 32) as usize & mask;
         loop {
             match self.table[at] {
@@ -130,7 +130,10 @@ impl StrSlots {
         let (at, found) = self.place(key);
         debug_assert!(found.is_none(), "{key:?} is added once");
         self.text.push_str(key);
-        self.entries.push((self.text.len() as u32, slot));
+        // Offsets are u32 like the final vocabulary's (`Vocab` ends): one field's distinct
+        // text in one chunk (a sixteenth of the records) stays far below 4 GiB.
+        let end = u32::try_from(self.text.len()).expect("a chunk field's text below 4 GiB");
+        self.entries.push((end, slot));
         self.table[at] = self.entries.len() as u32;
     }
 

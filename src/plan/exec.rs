@@ -641,6 +641,7 @@ impl RunMask {
             }
             filled += take;
         }
+        debug_assert_eq!(filled, wanted, "every slot of the page is written");
         out
     }
 
