@@ -171,7 +171,11 @@ fn explain_goes_to_stderr() {
         "id",
     ]);
     assert!(o.status.success());
-    assert_eq!(stderr(&o), "AND  ~3 cost 7\n  keyword rarity_code:SR  ~3 cost 3\n  keyword printings:PRB01  ~4 cost 4\n");
+    assert_eq!(
+        stderr(&o),
+        "AND  ~3 cost 7\n  keyword rarity_code:SR  ~3 cost 3\n  keyword printings:PRB01  ~4 cost 4\n\
+         scan: a short list's ids tested one by one, no set built  2 match\n"
+    );
     assert!(stdout(&o).contains("\"total_count\":2"));
 }
 

@@ -347,7 +347,7 @@ impl<'c> Plan<'c> {
 
     /// The matches of `node` without bitmaps, when it is a term whose records are a run of
     /// consecutive ids, or an AND that [`Plan::scan_and`] answers.
-    fn scan(&self, node: &Node<'c>) -> Option<Matches<'c>> {
+    pub(super) fn scan(&self, node: &Node<'c>) -> Option<Matches<'c>> {
         match node {
             Node::Sets { sets, .. } => match sets.as_slice() {
                 [one] => one.span().map(|(first, last)| Matches::Run(first, last)),

@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write};
 
-use super::{Check, Label, LeafKind, Node, Plan};
+use super::{Check, Label, LeafKind, Matches, Node, Plan};
 
 impl LeafKind {
     fn name(self) -> &'static str {
@@ -32,13 +32,37 @@ impl<'c> Plan<'c> {
     /// AND  ~3 cost 7
     ///   keyword rarity_code:SR  ~3 cost 3
     ///   keyword printings:PRB01  ~4 cost 4
+    /// scan: a short list's ids tested one by one, no set built  2 match
     /// ");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// When the answer does not go through the sets of the tree, a last line says how it is
+    /// found instead: a single term whose records are consecutive ids is a run, and an AND
+    /// with a short run or list among its terms tests that one's ids against the others
+    /// (see [`Plan::matches`]).
     pub fn explain(&self) -> String {
         let mut out = String::new();
         self.write_node(&mut out, &self.root, 0)
             .expect("writing to a String");
+        let scanned = match self.scan(&self.root) {
+            Some(Matches::Run(first, last)) => {
+                format!("run: {} consecutive ids, no set built", last - first + 1)
+            }
+            Some(Matches::Mask(mask)) => format!(
+                "scan: a run's ids tested 64 at a time, no set built  {} match",
+                mask.len()
+            ),
+            Some(Matches::Ids(ids)) => format!(
+                "scan: a short list's ids tested one by one, no set built  {} match",
+                ids.len()
+            ),
+            _ => String::new(),
+        };
+        if !scanned.is_empty() {
+            out.push_str(&scanned);
+            out.push('\n');
+        }
         out
     }
 

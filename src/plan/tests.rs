@@ -61,6 +61,7 @@ AND  ~3 cost 10
   keyword printings:PRB01  ~4 cost 4
   NOT
     keyword rarity_code:C  ~2 cost 2
+scan: a short list's ids tested one by one, no set built  2 match
 "
     );
 }
@@ -76,8 +77,40 @@ fn phrases_in_short_values_are_one_pair_lookup() {
 AND  ~3 cost 8
   pair attacks.name:\"flame burst\"  ~3 cost 3
   keyword types:fire  ~5 cost 5
+scan: a short list's ids tested one by one, no set built  3 match
 "
     );
+}
+
+#[test]
+fn explain_says_when_the_answer_is_a_run_or_a_scan() {
+    let e = engine();
+    // One expansion's cards are consecutive ids in default order.
+    let run = explain(&e, "onepiece", "expansion_id:OP01");
+    assert!(run.ends_with(" consecutive ids, no set built\n"), "{run}");
+    let count = run.trim_end().rsplit_once("run: ").unwrap().1;
+    let n: usize = count.split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(n, run_count(&e, "expansion_id:OP01"));
+    // The same expansion less a rarity: the run's ids are tested against the rarity.
+    let scan = explain(&e, "onepiece", "expansion_id:OP01 -rarity_code:C");
+    let expected = run_count(&e, "expansion_id:OP01 -rarity_code:C");
+    assert!(
+        scan.ends_with(&format!(
+            "scan: a run's ids tested 64 at a time, no set built  {expected} match\n"
+        )),
+        "{scan}"
+    );
+    // A union goes through sets: no last line.
+    let union = explain(&e, "onepiece", "rarity_code:SR OR printings:PRB01");
+    assert!(
+        !union.contains("scan:") && !union.contains("run:"),
+        "{union}"
+    );
+}
+
+/// How many records `q` matches on `onepiece`, through the set algebra.
+fn run_count(e: &Engine, q: &str) -> usize {
+    run(e, "onepiece", q).0.len()
 }
 
 #[test]
