@@ -262,11 +262,12 @@ impl ChunkBuilder {
         key: &str,
         map: fn(&mut PartialField) -> &mut StrSlots,
     ) -> u32 {
-        if let Some(slot) = map(&mut self.fields[f]).get(key) {
-            return slot;
+        // The slot a new key gets is the next one `new_slot` makes.
+        let next = self.last.len() as u32;
+        let slot = map(&mut self.fields[f]).get_or_insert(key, next);
+        if slot == next {
+            self.new_slot();
         }
-        let slot = self.new_slot();
-        map(&mut self.fields[f]).insert(key, slot);
         slot
     }
 

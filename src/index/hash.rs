@@ -115,26 +115,35 @@ impl StrSlots {
     }
 
     /// The slot of `key`, if it was added.
-    pub(crate) fn get(&self, key: &str) -> Option<u32> {
+    #[cfg(test)]
+    fn get(&self, key: &str) -> Option<u32> {
         if self.table.is_empty() {
             return None;
         }
         self.place(key).1
     }
 
-    /// Adds `key` (not added before) with `slot`.
-    pub(crate) fn insert(&mut self, key: &str, slot: u32) {
-        if (self.entries.len() + 1) * 2 > self.table.len() {
+    /// The slot of `key`; when it is new, it is added with `slot`, which is returned. One
+    /// hash and one probe either way (a second probe only when the table grows).
+    pub(crate) fn get_or_insert(&mut self, key: &str, slot: u32) -> u32 {
+        if self.table.is_empty() {
             self.grow();
         }
-        let (at, found) = self.place(key);
-        debug_assert!(found.is_none(), "{key:?} is added once");
+        let (mut at, found) = self.place(key);
+        if let Some(existing) = found {
+            return existing;
+        }
+        if (self.entries.len() + 1) * 2 > self.table.len() {
+            self.grow();
+            at = self.place(key).0;
+        }
         self.text.push_str(key);
         // Offsets are u32 like the final vocabulary's (`Vocab` ends): one field's distinct
         // text in one chunk (a sixteenth of the records) stays far below 4 GiB.
         let end = u32::try_from(self.text.len()).expect("a chunk field's text below 4 GiB");
         self.entries.push((end, slot));
         self.table[at] = self.entries.len() as u32;
+        slot
     }
 
     fn grow(&mut self) {
@@ -207,10 +216,8 @@ mod tests {
             let mut model: FxHashMap<String, u32> = FxHashMap::default();
             for (n, key) in keys.iter().enumerate() {
                 prop_assert_eq!(slots.get(key), model.get(key).copied());
-                if !model.contains_key(key) {
-                    slots.insert(key, n as u32);
-                    model.insert(key.clone(), n as u32);
-                }
+                let expected = *model.entry(key.clone()).or_insert(n as u32);
+                prop_assert_eq!(slots.get_or_insert(key, n as u32), expected);
             }
             prop_assert_eq!(slots.len(), model.len());
             prop_assert_eq!(slots.get("not a key"), None);
