@@ -82,14 +82,22 @@ impl StrSlots {
         hasher.finish()
     }
 
+    /// Where string number `i` (in first-seen order) starts and ends in `text`.
+    fn bounds(&self, i: usize) -> (u32, u32) {
+        let start = if i == 0 { 0 } else { self.entries[i - 1].0 };
+        (start, self.entries[i].0)
+    }
+
     /// String number `i`, in first-seen order.
     pub(crate) fn key(&self, i: usize) -> &str {
-        let start = if i == 0 {
-            0
-        } else {
-            self.entries[i - 1].0 as usize
-        };
-        &self.text[start..self.entries[i].0 as usize]
+        let (start, end) = self.bounds(i);
+        &self.text[start as usize..end as usize]
+    }
+
+    /// The first place probed for `key` in a table of `mask + 1` places. Bits 32 and up of
+    /// the hash are better mixed than the low ones.
+    fn home(key: &str, mask: usize) -> usize {
+        (Self::hash(key) >> 32) as usize & mask
     }
 
     /// How many strings.
@@ -101,8 +109,7 @@ impl StrSlots {
     /// Where `key` is in the table, or the empty place where it would go.
     fn place(&self, key: &str) -> (usize, Option<u32>) {
         let mask = self.table.len() - 1;
-        // Bits 32 and up of the product are better mixed than the low ones.
-        let mut at = (Self::hash(key) >> 32) as usize & mask;
+        let mut at = Self::home(key, mask);
         loop {
             match self.table[at] {
                 0 => return (at, None),
@@ -151,7 +158,7 @@ impl StrSlots {
         self.table = vec![0; len];
         let mask = len - 1;
         for i in 0..self.entries.len() {
-            let mut at = (Self::hash(self.key(i)) >> 32) as usize & mask;
+            let mut at = Self::home(self.key(i), mask);
             while self.table[at] != 0 {
                 at = (at + 1) & mask;
             }
@@ -167,9 +174,8 @@ impl StrSlots {
         let keys = order
             .into_iter()
             .map(|i| {
-                let i = i as usize;
-                let start = if i == 0 { 0 } else { self.entries[i - 1].0 };
-                (start, self.entries[i].0, run(self.entries[i].1))
+                let (start, end) = self.bounds(i as usize);
+                (start, end, run(self.entries[i as usize].1))
             })
             .collect();
         SortedStrs {

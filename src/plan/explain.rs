@@ -45,22 +45,23 @@ impl<'c> Plan<'c> {
         let mut out = String::new();
         self.write_node(&mut out, &self.root, 0)
             .expect("writing to a String");
-        let scanned = match self.scan(&self.root) {
-            Some(Matches::Run(first, last)) => {
-                format!("run: {} consecutive ids, no set built", last - first + 1)
-            }
-            Some(Matches::Mask(mask)) => format!(
+        let skipped = match self.scan(&self.root) {
+            Some(Matches::Run(first, last)) => Some(format!(
+                "run: {} consecutive ids, no set built",
+                last - first + 1
+            )),
+            Some(Matches::Mask(mask)) => Some(format!(
                 "scan: a run's ids tested 64 at a time, no set built  {} match",
                 mask.len()
-            ),
-            Some(Matches::Ids(ids)) => format!(
+            )),
+            Some(Matches::Ids(ids)) => Some(format!(
                 "scan: a short list's ids tested one by one, no set built  {} match",
                 ids.len()
-            ),
-            _ => String::new(),
+            )),
+            _ => None,
         };
-        if !scanned.is_empty() {
-            out.push_str(&scanned);
+        if let Some(line) = skipped {
+            out.push_str(&line);
             out.push('\n');
         }
         out

@@ -315,7 +315,7 @@ impl QueryParser {
         if let Ok((after_field, name)) = field_name(rest) {
             let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
             if let Some(value_start) = after_field.strip_prefix(':') {
-                let (end, test) = self.field_value(value_start, &field)?;
+                let (end, test) = self.field_value(value_start, name)?;
                 let span = self.span(input, end);
                 let term = Term {
                     field: Some(field),
@@ -352,15 +352,11 @@ impl QueryParser {
     }
 
     /// The value after `field:` — a word, a phrase, a range or a group.
-    fn field_value<'a>(
-        &mut self,
-        input: &'a str,
-        field: &Spanned<Cow<'a, str>>,
-    ) -> PResult<'a, Test<'a>> {
+    fn field_value<'a>(&mut self, input: &'a str, field: &str) -> PResult<'a, Test<'a>> {
         if input.starts_with('(') {
-            self.group(input, &field.value)
+            self.group(input, field)
         } else {
-            let (rest, value) = self.value(input, Some(&field.value))?;
+            let (rest, value) = self.value(input, Some(field))?;
             Ok((rest, Test::Value(value)))
         }
     }
