@@ -19,6 +19,7 @@ use std::borrow::Cow;
 use roaring::{MultiOps, RoaringBitmap};
 use smallvec::SmallVec;
 
+use super::dense::DenseIds;
 use super::{Check, Node, Partition, Plan};
 use crate::index::Postings;
 use crate::json::walk::Scalar;
@@ -48,6 +49,9 @@ pub enum Matches<'c> {
     Mask(RunMask),
     /// The records of a short id list that pass an AND's tests, ascending.
     Ids(Vec<u32>),
+    /// The union of posting lists that may share records, counted in a mask of one bit
+    /// per id over their span (see [`DenseIds`]).
+    Dense(DenseIds),
     /// The union of posting lists that share no record (values of one partition: an OR of
     /// values of a single-valued keyword field, a range of a single-valued number), not
     /// built: its size is the sum of theirs, and a page merges their first ids.
@@ -61,6 +65,7 @@ impl<'c> Matches<'c> {
             Matches::Set(set) => set.len(),
             Matches::Run(first, last) => u64::from(last - first) + 1,
             Matches::Mask(mask) => mask.len(),
+            Matches::Dense(dense) => dense.len(),
             Matches::Ids(ids) => ids.len() as u64,
             Matches::Blocks(blocks) => blocks.iter().map(Postings::len).sum(),
         }
@@ -83,6 +88,9 @@ impl<'c> Matches<'c> {
             Matches::Mask(mask) => {
                 Cow::Owned(RoaringBitmap::from_sorted_iter(mask.ids()).unwrap_or_default())
             }
+            Matches::Dense(dense) => {
+                Cow::Owned(RoaringBitmap::from_sorted_iter(dense.ids()).unwrap_or_default())
+            }
             Matches::Ids(ids) => {
                 Cow::Owned(RoaringBitmap::from_sorted_iter(ids).unwrap_or_default())
             }
@@ -103,6 +111,7 @@ impl<'c> Matches<'c> {
                 (start..end).map(|id| id as u32).collect()
             }
             Matches::Mask(mask) => mask.page(offset, limit),
+            Matches::Dense(dense) => dense.page(offset, limit),
             Matches::Ids(ids) => {
                 let start = usize::try_from(offset).unwrap_or(usize::MAX).min(ids.len());
                 ids[start..].iter().take(limit).copied().collect()
@@ -207,12 +216,35 @@ impl<'c> Plan<'c> {
         };
         if all_blocks && blocks.len() <= MAX_BLOCKS {
             Matches::Blocks(blocks)
+        } else if let Some(dense) = self.dense_union(&self.root) {
+            Matches::Dense(dense)
         } else if let Node::And(items) = &self.root {
             // `scan` above has already found that this AND is not scanned.
             Matches::Set(self.and_of_sets(items, None))
         } else {
             Matches::Set(self.execute())
         }
+    }
+
+    /// A union of two or more posting lists (a wildcard's words, an OR of terms) counted in
+    /// a mask over their span, when the mask is dense enough (see [`DenseIds`]).
+    pub(super) fn dense_union(&self, node: &Node<'c>) -> Option<DenseIds> {
+        let mut lists: SmallVec<[Postings<'c>; 8]> = SmallVec::new();
+        let mut gather = |node: &Node<'c>| match node {
+            Node::Sets { sets, .. } => {
+                lists.extend(sets.iter().copied());
+                true
+            }
+            _ => false,
+        };
+        let all_sets = match node {
+            Node::Or(items) => items.iter().all(&mut gather),
+            node => gather(node),
+        };
+        if !all_sets || lists.len() < 2 {
+            return None;
+        }
+        DenseIds::union(&lists)
     }
 
     /// The estimated number of matches of a node, and the cost of evaluating it, used to
@@ -604,63 +636,80 @@ impl RunMask {
         self.words.iter().all(|&w| w == 0)
     }
 
-    /// The ids set from position `offset` on, at most `limit` of them: whole words are
-    /// skipped by their counts.
-    #[allow(
-        clippy::slow_vector_initialization,
-        reason = "calloc is the slow one here, see below"
-    )]
+    /// The ids set from position `offset` on, at most `limit` of them.
     fn page(&self, offset: u64, limit: usize) -> Vec<u32> {
-        let wanted = self.len().saturating_sub(offset).min(limit as u64) as usize;
-        // Not `vec![0; wanted]`: that is a `calloc`, which glibc serves without its
-        // thread cache and clears itself (about 450 instructions for a page of 100 ids,
-        // against about 90 for `malloc` and a `memset`).
-        let mut out = Vec::with_capacity(wanted);
-        out.resize(wanted, 0);
-        let mut filled = 0;
-        let mut skip = offset;
-        for (&word, base) in self.words.iter().zip((self.first..).step_by(64)) {
-            if filled == wanted {
-                break;
-            }
-            let count = u64::from(word.count_ones());
-            if skip >= count {
-                skip -= count;
-                continue;
-            }
-            let mut bits = word;
-            for _ in 0..skip {
-                bits &= bits - 1;
-            }
-            let take = ((count - skip) as usize).min(wanted - filled);
-            skip = 0;
-            // Exactly `take` bits are left in `bits`, so the slice bounds the loop.
-            for slot in &mut out[filled..filled + take] {
-                *slot = base + bits.trailing_zeros();
-                bits &= bits - 1;
-            }
-            filled += take;
-        }
-        debug_assert_eq!(filled, wanted, "every slot of the page is written");
-        out
+        page_of_words(&self.words, self.first, self.len(), offset, limit)
     }
 
     /// The ids set, ascending.
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.words
-            .iter()
-            .zip((self.first..).step_by(64))
-            .flat_map(|(&word, base)| {
-                let mut bits = word;
-                std::iter::from_fn(move || {
-                    (bits != 0).then(|| {
-                        let id = base + bits.trailing_zeros();
-                        bits &= bits - 1;
-                        id
-                    })
+        ids_of_words(&self.words, self.first)
+    }
+}
+
+/// The ids set in `words` (bit `i % 64` of word `i / 64` is id `first + i`; `len` bits set
+/// in all) from position `offset` on, at most `limit` of them: whole words are skipped by
+/// their counts.
+#[allow(
+    clippy::slow_vector_initialization,
+    reason = "calloc is the slow one here, see below"
+)]
+pub(super) fn page_of_words(
+    words: &[u64],
+    first: u32,
+    len: u64,
+    offset: u64,
+    limit: usize,
+) -> Vec<u32> {
+    let wanted = len.saturating_sub(offset).min(limit as u64) as usize;
+    // Not `vec![0; wanted]`: that is a `calloc`, which glibc serves without its
+    // thread cache and clears itself (about 450 instructions for a page of 100 ids,
+    // against about 90 for `malloc` and a `memset`).
+    let mut out = Vec::with_capacity(wanted);
+    out.resize(wanted, 0);
+    let mut filled = 0;
+    let mut skip = offset;
+    for (&word, base) in words.iter().zip((first..).step_by(64)) {
+        if filled == wanted {
+            break;
+        }
+        let count = u64::from(word.count_ones());
+        if skip >= count {
+            skip -= count;
+            continue;
+        }
+        let mut bits = word;
+        for _ in 0..skip {
+            bits &= bits - 1;
+        }
+        let take = ((count - skip) as usize).min(wanted - filled);
+        skip = 0;
+        // Exactly `take` bits are left in `bits`, so the slice bounds the loop.
+        for slot in &mut out[filled..filled + take] {
+            *slot = base + bits.trailing_zeros();
+            bits &= bits - 1;
+        }
+        filled += take;
+    }
+    debug_assert_eq!(filled, wanted, "every slot of the page is written");
+    out
+}
+
+/// The ids set in `words` (as for [`page_of_words`]), ascending.
+pub(super) fn ids_of_words(words: &[u64], first: u32) -> impl Iterator<Item = u32> + '_ {
+    words
+        .iter()
+        .zip((first..).step_by(64))
+        .flat_map(|(&word, base)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let id = base + bits.trailing_zeros();
+                    bits &= bits - 1;
+                    id
                 })
             })
-    }
+        })
 }
 
 /// Bit `j` set where `chunk[j] == value` (at most 64 values): four values at a time, as

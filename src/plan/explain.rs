@@ -39,24 +39,30 @@ impl<'c> Plan<'c> {
     ///
     /// When the answer does not go through the sets of the tree, a last line says how it is
     /// found instead: a single term whose records are consecutive ids is a run, and an AND
-    /// with a short run or list among its terms tests that one's ids against the others
-    /// (see [`Plan::matches`]).
+    /// with a short run or list among its terms tests that one's ids against the others,
+    /// and a union of posting lists (a wildcard's words) is counted in a mask of bits over
+    /// its span (see [`Plan::matches`]).
     pub fn explain(&self) -> String {
         let mut out = String::new();
         self.write_node(&mut out, &self.root, 0)
             .expect("writing to a String");
-        let skipped = match self.scan(&self.root) {
-            Some(Matches::Run(first, last)) => Some(format!(
+        let skipped = match self.matches() {
+            Matches::Run(first, last) => Some(format!(
                 "run: {} consecutive ids, no set built",
                 last - first + 1
             )),
-            Some(Matches::Mask(mask)) => Some(format!(
+            Matches::Mask(mask) => Some(format!(
                 "scan: a run's ids tested 64 at a time, no set built  {} match",
                 mask.len()
             )),
-            Some(Matches::Ids(ids)) => Some(format!(
+            Matches::Ids(ids) => Some(format!(
                 "scan: a short list's ids tested one by one, no set built  {} match",
                 ids.len()
+            )),
+            Matches::Dense(dense) => Some(format!(
+                "union: the lists' ids set in a mask of {} words, no set built  {} match",
+                dense.words(),
+                dense.len()
             )),
             _ => None,
         };

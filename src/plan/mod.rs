@@ -14,11 +14,13 @@
 //! checked the same way. Phrase matching is exact, and the check only runs on records that
 //! have every word.
 
+mod dense;
 mod error;
 mod exec;
 mod explain;
 mod normalize;
 
+pub use dense::DenseIds;
 pub use error::{PlanError, PlanErrorKind};
 pub use exec::{Matches, RunMask};
 

@@ -264,11 +264,56 @@ fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
         }
     }
     // Not one partition: subtypes hold several values per card, and an OR across two
-    // fields may share records.
+    // fields may share records. These are united in a mask (see the next test).
     for q in ["subtypes:basic OR subtypes:ex", "rarity:common OR hp:60"] {
         let query = parse(q).unwrap();
         let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
-        assert!(matches!(plan.matches(), Matches::Set(_)), "{q}");
+        assert!(!matches!(plan.matches(), Matches::Blocks(_)), "{q}");
+    }
+}
+
+/// Unions of lists that may share records (a wildcard's words, an OR of terms of a
+/// multi-valued field or of two fields) are counted in a mask over their span: the same
+/// count and pages as the set, at every offset.
+#[test]
+fn unions_that_may_share_records_are_counted_in_a_mask() {
+    let e = engine();
+    let collection = e.catalog("pokemon").unwrap().cards();
+    for q in [
+        "subtypes:basic OR subtypes:ex",
+        "rarity:common OR hp:60",
+        "name:char*",
+        "name:(pikachu OR charizard OR ex)",
+    ] {
+        let query = parse(q).unwrap();
+        let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+        let set = plan.execute().into_owned();
+        assert!(set.len() > 1, "{q}");
+        let Matches::Dense(dense) = plan.matches() else {
+            panic!("{q}: not counted in a mask");
+        };
+        assert_eq!(dense.len(), set.len(), "{q}");
+        assert!(dense.ids().eq(set.iter()), "{q}");
+        let all: Vec<u32> = set.iter().collect();
+        for (offset, limit) in [(0, 100), (0, 1), (1, 2), (3, 100), (all.len() as u64, 5)] {
+            let want: Vec<u32> = all
+                .iter()
+                .copied()
+                .skip(offset as usize)
+                .take(limit)
+                .collect();
+            assert_eq!(
+                plan.matches().page(offset, limit),
+                want,
+                "{q} {offset} {limit}"
+            );
+        }
+        assert!(
+            plan.explain()
+                .ends_with(&format!("no set built  {} match\n", set.len())),
+            "{q}: {}",
+            plan.explain()
+        );
     }
 }
 
