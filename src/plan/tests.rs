@@ -227,6 +227,31 @@ fn errors_carry_the_span_of_what_they_are_about() {
     assert!(matches!(err.kind(), PlanErrorKind::NotNumeric { field } if field == "colors"));
 }
 
+/// `plan.matches()` counts `set`'s records and pages them as `set` does, at several offsets
+/// (the first page, a one-record page, pages past the start and past the end).
+fn assert_counted_and_paged_as(plan: &Plan<'_>, set: &RoaringBitmap, q: &str) {
+    assert_eq!(plan.matches().len(), set.len(), "{q}");
+    let all: Vec<u32> = set.iter().collect();
+    for (offset, limit) in [(0, 100), (0, 1), (1, 2), (2, 100), (all.len() as u64, 5)] {
+        let want: Vec<u32> = all
+            .iter()
+            .copied()
+            .skip(offset as usize)
+            .take(limit)
+            .collect();
+        assert_eq!(
+            plan.matches().page(offset, limit),
+            want,
+            "{q} {offset} {limit}"
+        );
+        assert_eq!(
+            Matches::Set(Cow::Borrowed(set)).page(offset, limit),
+            want,
+            "{q} {offset} {limit}"
+        );
+    }
+}
+
 #[test]
 fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
     let e = engine();
@@ -242,26 +267,7 @@ fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
         let set = plan.execute().into_owned();
         assert!(set.len() > 3, "{q}");
         assert!(matches!(plan.matches(), Matches::Blocks(_)), "{q}");
-        assert_eq!(plan.matches().len(), set.len(), "{q}");
-        let all: Vec<u32> = set.iter().collect();
-        for (offset, limit) in [(0, 100), (0, 2), (1, 2), (2, 100), (all.len() as u64, 5)] {
-            let want: Vec<u32> = all
-                .iter()
-                .copied()
-                .skip(offset as usize)
-                .take(limit)
-                .collect();
-            assert_eq!(
-                plan.matches().page(offset, limit),
-                want,
-                "{q} {offset} {limit}"
-            );
-            assert_eq!(
-                Matches::Set(Cow::Borrowed(&set)).page(offset, limit),
-                want,
-                "{q} {offset} {limit}"
-            );
-        }
+        assert_counted_and_paged_as(&plan, &set, q);
     }
     // Not one partition: subtypes hold several values per card, and an OR across two
     // fields may share records. These are united in a mask (see the next test).
@@ -292,22 +298,8 @@ fn unions_that_may_share_records_are_counted_in_a_mask() {
         let Matches::Dense(dense) = plan.matches() else {
             panic!("{q}: not counted in a mask");
         };
-        assert_eq!(dense.len(), set.len(), "{q}");
         assert!(dense.ids().eq(set.iter()), "{q}");
-        let all: Vec<u32> = set.iter().collect();
-        for (offset, limit) in [(0, 100), (0, 1), (1, 2), (3, 100), (all.len() as u64, 5)] {
-            let want: Vec<u32> = all
-                .iter()
-                .copied()
-                .skip(offset as usize)
-                .take(limit)
-                .collect();
-            assert_eq!(
-                plan.matches().page(offset, limit),
-                want,
-                "{q} {offset} {limit}"
-            );
-        }
+        assert_counted_and_paged_as(&plan, &set, q);
         assert!(
             plan.explain()
                 .ends_with(&format!("no set built  {} match\n", set.len())),
