@@ -38,6 +38,7 @@ pub struct DenseIds {
     first: u32,
     /// Bit `i % 64` of word `i / 64` is id `first + i`.
     words: Vec<u64>,
+    /// How many bits are set.
     len: u64,
 }
 
