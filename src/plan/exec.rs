@@ -186,10 +186,23 @@ impl<'c> Plan<'c> {
     /// The matching records, as cheap to count and page as the plan allows: a single term
     /// whose records are a run ([`Matches::Run`]), a scanned AND ([`Matches::Mask`],
     /// [`Matches::Ids`]), an OR of blocks of one partition without their union
-    /// ([`Matches::Blocks`]), else the set.
+    /// ([`Matches::Blocks`]), a union counted in a mask ([`Matches::Dense`]), else the set.
     pub fn matches(&self) -> Matches<'c> {
+        if let Some(unbuilt) = self.unbuilt() {
+            unbuilt
+        } else if let Node::And(items) = &self.root {
+            // `unbuilt` has already found that this AND is not scanned.
+            Matches::Set(self.and_of_sets(items, None))
+        } else {
+            Matches::Set(self.execute())
+        }
+    }
+
+    /// The matches when they are found without building the tree's sets (every kind of
+    /// [`Plan::matches`] but the set), else `None` at no more cost than that finding.
+    pub(super) fn unbuilt(&self) -> Option<Matches<'c>> {
         if let Some(scanned) = self.scan(&self.root) {
-            return scanned;
+            return Some(scanned);
         }
         let mut blocks: SmallVec<[Postings<'c>; 4]> = SmallVec::new();
         let mut partition = None;
@@ -215,14 +228,9 @@ impl<'c> Plan<'c> {
             node => gather(node),
         };
         if all_blocks && blocks.len() <= MAX_BLOCKS {
-            Matches::Blocks(blocks)
-        } else if let Some(dense) = self.dense_union(&self.root) {
-            Matches::Dense(dense)
-        } else if let Node::And(items) = &self.root {
-            // `scan` above has already found that this AND is not scanned.
-            Matches::Set(self.and_of_sets(items, None))
+            Some(Matches::Blocks(blocks))
         } else {
-            Matches::Set(self.execute())
+            self.dense_union(&self.root).map(Matches::Dense)
         }
     }
 

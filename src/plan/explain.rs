@@ -46,20 +46,20 @@ impl<'c> Plan<'c> {
         let mut out = String::new();
         self.write_node(&mut out, &self.root, 0)
             .expect("writing to a String");
-        let skipped = match self.matches() {
-            Matches::Run(first, last) => Some(format!(
+        let skipped = match self.unbuilt() {
+            Some(Matches::Run(first, last)) => Some(format!(
                 "run: {} consecutive ids, no set built",
                 last - first + 1
             )),
-            Matches::Mask(mask) => Some(format!(
+            Some(Matches::Mask(mask)) => Some(format!(
                 "scan: a run's ids tested 64 at a time, no set built  {} match",
                 mask.len()
             )),
-            Matches::Ids(ids) => Some(format!(
+            Some(Matches::Ids(ids)) => Some(format!(
                 "scan: a short list's ids tested one by one, no set built  {} match",
                 ids.len()
             )),
-            Matches::Dense(dense) => Some(format!(
+            Some(Matches::Dense(dense)) => Some(format!(
                 "union: the lists' ids set in a mask of {} words, no set built  {} match",
                 dense.words(),
                 dense.len()
