@@ -31,7 +31,7 @@ const NO_OFFSET_THRESHOLD: usize = 4;
 const ARRAY_LIMIT: u32 = 4_096;
 
 /// Records as one bit each over a span of ids, and how many: the union of posting lists
-/// ([`DenseIds::union`]).
+/// (built by the plan when a union of lists may share records).
 #[derive(Debug, Clone)]
 pub struct DenseIds {
     /// The id of bit 0 of word 0, a multiple of 65,536.
