@@ -90,6 +90,17 @@ pub fn check_split_array(text: &str) {
     }
 }
 
+/// The loader's transcoder on any text: where its fast hand-written path does not give
+/// up, it writes the same compact JSON and notes the same layout as the serde_json path
+/// (the reference), and never accepts a text serde_json refuses.
+///
+/// # Panics
+///
+/// When a property fails: that is the finding.
+pub fn check_transcode(text: &str) {
+    crate::json::transcode::check_paths_agree(text);
+}
+
 /// `webhook::verify` on any input (the first line is the header, the rest the body): no
 /// panic; an accepted delivery carries, among its `v1=` values, exactly the signature
 /// [`crate::webhook::sign`] makes for its timestamp and body (nothing forged passes); and a

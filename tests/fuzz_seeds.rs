@@ -41,6 +41,11 @@ fn split_array_seeds() {
     assert!(replay("split_array", cardex::fuzzing::check_split_array) >= 30);
 }
 
+#[test]
+fn transcode_seeds() {
+    assert!(replay("transcode", cardex::fuzzing::check_transcode) >= 40);
+}
+
 #[cfg(feature = "webhook")]
 #[test]
 fn webhook_verify_seeds() {

@@ -1,0 +1,487 @@
+//! One record, from its source text to compact JSON in a single pass, with no tree in
+//! between, noting where the parts the load rules need are (top-level members,
+//! `translation.en` members, and each variant's `printings`, `prices` and `pop_reports`).
+//!
+//! Output is written the way serde_json writes compact JSON: strings with `"`, `\` and
+//! control characters escaped, everything else as UTF-8, numbers as serde_json formats
+//! them (`1.50` → `1.5`).
+//!
+//! Two paths write it. [`direct`] reads the text by hand and copies what is already
+//! compact; it gives up on anything it does not mirror exactly (a syntax error, an escaped
+//! key, a number serde_json would rewrite beyond dropping trailing zeros, deep nesting).
+//! [`by_serde`] is the reference: serde_json drives a visitor, so it takes every text, and
+//! its errors are serde_json's. A record goes through `direct` first and, should it give
+//! up, through `by_serde`; tests and a fuzz target check the two agree wherever `direct`
+//! does not give up.
+
+mod by_serde;
+mod direct;
+
+use std::ops::Range;
+
+use super::write::{Part, Strip};
+
+/// The JSON type of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+impl Kind {
+    /// The type's name, for error messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Bool => "a boolean",
+            Kind::Number => "a number",
+            Kind::String => "a string",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+        }
+    }
+}
+
+/// A member of an object in the output: where its key's text and its value are.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Member {
+    /// The key's characters, between its quotes, as written (escaped).
+    pub key: Range<usize>,
+    /// The whole value.
+    pub value: Range<usize>,
+    pub kind: Kind,
+}
+
+/// One element of the top-level `variants` array.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Variant {
+    pub is_object: bool,
+    pub kind: Option<Kind>,
+    /// The value of its `printings` member, with its kind.
+    pub printings: Option<(Range<usize>, Kind)>,
+}
+
+/// Where things are in a transcoded record (offsets into the output buffer).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Layout {
+    /// The record's own kind.
+    pub kind: Option<Kind>,
+    /// Top-level members, in order.
+    pub members: Vec<Member>,
+    /// The members of `translation.en`, when `translation` and `en` are objects.
+    pub translation_en: Vec<Member>,
+    /// The kind of `translation.en`, when `translation` is an object that has `en`.
+    pub translation_en_kind: Option<Kind>,
+    /// The elements of `variants`, when it is an array.
+    pub variants: Vec<Variant>,
+    /// Every variant's `prices` and `pop_reports` member.
+    pub strips: Vec<Strip>,
+}
+
+impl Layout {
+    fn clear(&mut self) {
+        self.kind = None;
+        self.members.clear();
+        self.translation_en.clear();
+        self.translation_en_kind = None;
+        self.variants.clear();
+        self.strips.clear();
+    }
+}
+
+/// Where in the record a value sits, as far as the rules care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Record,
+    /// The value of a top-level member named `variants`.
+    Variants,
+    /// An element of `variants`.
+    Variant,
+    /// The value of a top-level member named `translation`.
+    Translation,
+    /// The value of `translation.en`.
+    TranslationEn,
+    /// Anywhere else.
+    Other,
+}
+
+impl Place {
+    /// Where the value of member `key` of an object at this place sits.
+    fn child(self, key: &[u8]) -> Place {
+        match (self, key) {
+            (Place::Record, b"variants") => Place::Variants,
+            (Place::Record, b"translation") => Place::Translation,
+            (Place::Translation, b"en") => Place::TranslationEn,
+            _ => Place::Other,
+        }
+    }
+}
+
+/// A member just written, as both paths report it to [`Layout::note`].
+struct Noted {
+    /// Where the member starts in the output, its leading comma included.
+    member_start: usize,
+    key: Range<usize>,
+    value: Range<usize>,
+    kind: Kind,
+    /// It is its object's first member.
+    first: bool,
+}
+
+impl Layout {
+    /// Notes member `key` of an object at `place`, if the rules care about it.
+    fn note(&mut self, place: Place, key: &[u8], m: Noted) {
+        match place {
+            Place::Record => self.members.push(Member {
+                key: m.key,
+                value: m.value,
+                kind: m.kind,
+            }),
+            Place::Translation if key == b"en" => self.translation_en_kind = Some(m.kind),
+            Place::TranslationEn => self.translation_en.push(Member {
+                key: m.key,
+                value: m.value,
+                kind: m.kind,
+            }),
+            Place::Variant => {
+                let part = match key {
+                    b"prices" => Part::Prices,
+                    b"pop_reports" => Part::PopReports,
+                    b"printings" => {
+                        if let Some(v) = self.variants.last_mut() {
+                            v.printings = Some((m.value, m.kind));
+                        }
+                        return;
+                    }
+                    _ => return,
+                };
+                self.strips.push(Strip {
+                    start: m.member_start as u32,
+                    end: m.value.end as u32,
+                    part,
+                    first: m.first,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Transcoder state reused across records.
+#[derive(Debug, Default)]
+pub(crate) struct Transcoder {
+    pub out: Vec<u8>,
+    pub layout: Layout,
+    /// Renames every object key as it is written (importers use it to write snake_case);
+    /// a key that two members of one object would share is then an error.
+    pub rename: Option<fn(&str) -> String>,
+}
+
+impl Transcoder {
+    /// Transcodes one record (valid JSON text) into `self.out`, replacing what was there.
+    ///
+    /// # Errors
+    ///
+    /// serde_json's, should the text not be valid JSON (or nest deeper than 128 levels).
+    pub(crate) fn record(&mut self, text: &str) -> Result<(), serde_json::Error> {
+        self.out.clear();
+        self.layout.clear();
+        if self.rename.is_none() {
+            if let Ok(kind) = direct::record(text, &mut self.out, &mut self.layout) {
+                self.layout.kind = Some(kind);
+                return Ok(());
+            }
+            self.out.clear();
+            self.layout.clear();
+        }
+        let kind = by_serde::record(self, text)?;
+        self.layout.kind = Some(kind);
+        Ok(())
+    }
+}
+
+/// The property [`crate::fuzzing::check_transcode`] checks: wherever [`direct`] does not
+/// give up on `text`, [`by_serde`] accepts it too and writes the same bytes and layout.
+/// Returns whether `direct` took the text.
+///
+/// # Panics
+///
+/// When the two paths disagree.
+pub(crate) fn check_paths_agree(text: &str) -> bool {
+    let mut reference = Transcoder::default();
+    let by_serde = by_serde::record(&mut reference, text);
+    let mut out = Vec::new();
+    let mut layout = Layout::default();
+    let Ok(kind) = direct::record(text, &mut out, &mut layout) else {
+        return false;
+    };
+    match by_serde {
+        Err(e) => panic!("the direct path took {text:?}, which serde_json refuses: {e}"),
+        Ok(reference_kind) => {
+            assert_eq!(kind, reference_kind, "kind of {text:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&reference.out),
+                "output for {text:?}"
+            );
+            assert_eq!(layout, reference.layout, "layout for {text:?}");
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transcode(text: &str) -> (String, Transcoder) {
+        let mut t = Transcoder::default();
+        t.record(text).unwrap();
+        (String::from_utf8(t.out.clone()).unwrap(), t)
+    }
+
+    #[test]
+    fn writes_compact_json_like_serde_json() {
+        for text in [
+            r#"{ "a" : [1, 2.5, -3, true, null, 1.50, 1e2, 18446744073709551615, -9223372036854775808], "s": "q\"\\\n\u0001é\u00e9\ud83d\ude00/" }"#,
+            r#"[]"#,
+            r#"{}"#,
+            r#"{"nested": {"deeper": [[], [{}], {"x": [1]}]}, "e": ""}"#,
+            r#""just a string""#,
+            "3.0",
+        ] {
+            let (ours, _) = transcode(text);
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            // serde_json sorts keys (no preserve_order); compare as values, and the text
+            // when key order cannot differ.
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&ours).unwrap(),
+                value,
+                "{text}"
+            );
+            if !text.contains("\"s\"") && !text.contains("nested") {
+                assert_eq!(ours, serde_json::to_string(&value).unwrap(), "{text}");
+            }
+        }
+        let (ours, _) = transcode(r#"{"z": 1, "a": "\u00e9\"", "m": [1.50]}"#);
+        assert_eq!(ours, r#"{"z":1,"a":"é\"","m":[1.5]}"#);
+    }
+
+    #[test]
+    fn notes_members_translation_and_variants() {
+        let text = r#"{"id": "x", "variants": [{"name": "N", "prices": [1], "printings": ["P"]}, 5, {"pop_reports": [], "name": "A"}],
+                       "translation": {"en": {"name": "Mewtwo", "rarity": null}, "fr": {"name": "no"}}, "name": null}"#;
+        let (out, t) = transcode(text);
+        let l = &t.layout;
+        let keys: Vec<&str> = l.members.iter().map(|m| &out[m.key.clone()]).collect();
+        assert_eq!(keys, ["id", "variants", "translation", "name"]);
+        assert_eq!(l.members[3].kind, Kind::Null);
+        assert_eq!(&out[l.members[0].value.clone()], "\"x\"");
+        let en: Vec<(&str, &str)> = l
+            .translation_en
+            .iter()
+            .map(|m| (&out[m.key.clone()], &out[m.value.clone()]))
+            .collect();
+        assert_eq!(en, [("name", "\"Mewtwo\""), ("rarity", "null")]);
+        assert_eq!(l.variants.len(), 3);
+        assert!(l.variants[0].is_object && !l.variants[1].is_object && l.variants[2].is_object);
+        let (p, kind) = l.variants[0].printings.clone().unwrap();
+        assert_eq!((&out[p], kind), ("[\"P\"]", Kind::Array));
+        let strips: Vec<(&str, bool)> = l
+            .strips
+            .iter()
+            .map(|s| (&out[s.start as usize..s.end as usize], s.first))
+            .collect();
+        assert_eq!(
+            strips,
+            [(",\"prices\":[1]", false), ("\"pop_reports\":[]", true)]
+        );
+    }
+
+    #[test]
+    fn reuses_its_buffers() {
+        let mut t = Transcoder::default();
+        t.record(r#"{"variants": [{"prices": []}]}"#).unwrap();
+        t.record(r#"{"id": 1}"#).unwrap();
+        assert_eq!(t.out, br#"{"id":1}"#);
+        assert!(t.layout.strips.is_empty() && t.layout.variants.is_empty());
+        assert_eq!(t.layout.members.len(), 1);
+    }
+
+    /// Number texts of every shape serde_json treats apart: each is transcoded alone and
+    /// inside a record, and the direct path takes the ones it should.
+    #[test]
+    fn direct_numbers_agree_with_serde_json() {
+        let taken = [
+            "0",
+            "7",
+            "-7",
+            "1.5",
+            "1.50",
+            "846.90",
+            "5.00",
+            "-5.00",
+            "100.0",
+            "0.5",
+            "0.00001",
+            "0.0",
+            "-0.0",
+            "0.0000",
+            "999999999999999",
+            "12345678.1234567",
+            "-922337203685477580",
+            "123456789012345678",
+            "1234567890123456",
+        ];
+        let left = [
+            "-0",
+            "1e2",
+            "1E+2",
+            "-1.5e-3",
+            "0.000001",
+            "123456789012345.6",
+            "0.1234567890123456",
+            "1234567890123456789",
+            "18446744073709551616",
+        ];
+        for (n, direct) in taken
+            .iter()
+            .map(|n| (n, true))
+            .chain(left.iter().map(|n| (n, false)))
+        {
+            assert_eq!(check_paths_agree(n), direct, "{n}");
+            let record = format!(r#"{{"variants":[{{"prices":[{{"market":{n}}}]}}],"n":{n}}}"#);
+            assert_eq!(check_paths_agree(&record), direct, "{record}");
+        }
+    }
+
+    /// Escapes, surrogates, broken syntax and nesting at serde_json's limit.
+    #[test]
+    fn direct_path_gives_up_where_it_must() {
+        for (text, direct) in [
+            (r#""a\"b\\c\/d\b\f\n\r\t""#, true),
+            (r#""\u00e9\u0001\ud83d\ude00x""#, true),
+            (r#""\ud800""#, false),
+            (r#""\udc00""#, false),
+            (r#""\ud800\u0041""#, false),
+            ("\"raw \u{1} control\"", false),
+            (r#"{"k\u0065y":1}"#, false),
+            (r#"{"a":1,}"#, false),
+            ("[1,]", false),
+            ("[1 2]", false),
+            ("tru", false),
+            ("true x", false),
+            (" { \"a\" : [ 1 , { } ] } \n", true),
+            ("", false),
+        ] {
+            assert_eq!(check_paths_agree(text), direct, "{text:?}");
+        }
+        // serde_json takes 127 nested arrays and refuses 128; so does the direct path.
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(check_paths_agree(&nested(127)));
+        assert!(!check_paths_agree(&nested(128)));
+        let mut t = Transcoder::default();
+        assert!(t.record(&nested(127)).is_ok());
+        assert!(t.record(&nested(128)).is_err());
+    }
+
+    /// Every record of the bundled snapshot takes the direct path, and agrees.
+    #[test]
+    fn bundled_records_take_the_direct_path() {
+        let mut records = 0;
+        let mut stack = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/data"
+        ))];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "json") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let Some(elements) = crate::json::scan::split_array(&text) else {
+                        continue;
+                    };
+                    for element in elements {
+                        assert!(check_paths_agree(element), "{}: {element}", path.display());
+                        records += 1;
+                    }
+                }
+            }
+        }
+        assert!(records > 60, "only {records} records");
+    }
+
+    mod generated {
+        use super::super::check_paths_agree;
+        use proptest::prelude::*;
+
+        /// JSON-ish text: mostly valid, with the keys the layout cares about, numbers and
+        /// strings of every shape, whitespace anywhere, and now and then a broken token.
+        fn json_text() -> impl Strategy<Value = String> {
+            let number = prop_oneof![
+                any::<i64>().prop_map(|n| n.to_string()),
+                any::<u64>().prop_map(|n| n.to_string()),
+                "-?(0|[1-9][0-9]{0,19})(\\.[0-9]{1,18})?([eE][+-]?[0-9]{1,3})?",
+                (0u64..100_000, 0usize..3).prop_map(|(cents, zeros)| format!(
+                    "{}.{:02}{}",
+                    cents / 100,
+                    cents % 100,
+                    "0".repeat(zeros)
+                )),
+            ];
+            let string =
+                "\"([a-z é\u{30d4}]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4}|\\\\ud83d\\\\ude00)*\"";
+            let broken =
+                prop::sample::select(vec!["01", "1.", "-", "tru", "\"x", "\u{1}", "{", "]"]);
+            let leaf = prop_oneof![
+                8 => number.boxed(),
+                8 => string.boxed(),
+                2 => prop::sample::select(vec!["true", "false", "null"]).prop_map(String::from).boxed(),
+                1 => broken.prop_map(String::from).boxed(),
+            ];
+            let key = prop::sample::select(vec![
+                "\"id\"",
+                "\"variants\"",
+                "\"translation\"",
+                "\"en\"",
+                "\"prices\"",
+                "\"pop_reports\"",
+                "\"printings\"",
+                "\"name\"",
+                "\"k\\u0065y\"",
+                "\"é\"",
+            ]);
+            let space = prop::sample::select(vec!["", "", "", " ", "\n\t", "\r "]);
+            leaf.prop_recursive(5, 96, 6, move |inner| {
+                let element = (space.clone(), inner, space.clone())
+                    .prop_map(|(a, v, b)| format!("{a}{v}{b}"));
+                prop_oneof![
+                    prop::collection::vec(element.clone(), 0..6)
+                        .prop_map(|items| format!("[{}]", items.join(","))),
+                    prop::collection::vec((key.clone(), element), 0..6).prop_map(|members| {
+                        let members: Vec<String> = members
+                            .into_iter()
+                            .map(|(k, v)| format!("{k}:{v}"))
+                            .collect();
+                        format!("{{{}}}", members.join(","))
+                    }),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2048))]
+            /// Wherever the direct path does not give up, it agrees with serde_json's.
+            #[test]
+            fn direct_agrees_with_serde_json(text in json_text()) {
+                check_paths_agree(&text);
+            }
+        }
+    }
+}
