@@ -32,10 +32,14 @@ use crate::text::{fold_into, whole_number, words};
 pub(crate) const MAX_PAIRED_WORDS: usize = 6;
 
 /// The number of records per chunk for a collection of `n`: sixteen chunks, but no chunk
-/// smaller than 4,096 records. A function of `n` only, never of the thread count.
+/// smaller than 4,096 records, nor larger than [`MAX_CHUNK_LEN`]. A function of `n` only,
+/// never of the thread count.
 fn chunk_len(n: usize) -> usize {
-    n.div_ceil(16).max(4096)
+    n.div_ceil(16).clamp(4096, MAX_CHUNK_LEN)
 }
+
+/// A chunk's records are numbered from its first in 16 bits ([`Chunk::ids`]).
+const MAX_CHUNK_LEN: usize = 1 << 16;
 
 /// Builds the index of `docs` (compact JSON records; record `i` gets id `i`).
 pub(crate) fn build(docs: &[&str]) -> Index {
@@ -48,6 +52,7 @@ pub(crate) fn build(docs: &[&str]) -> Index {
     let pairs: par::Pool<Vec<(u32, u32)>> = par::Pool::default();
     let partials = par::map(chunks, |(base, chunk)| {
         let mut builder = ChunkBuilder {
+            base,
             pairs: pairs.take(),
             ..ChunkBuilder::default()
         };
@@ -191,29 +196,42 @@ impl PartialField {
 struct ChunkBuilder {
     fields: Vec<PartialField>,
     stack: Vec<u32>,
+    /// The chunk's first record, and the record being walked.
+    base: u32,
     doc: u32,
     scratch: String,
     /// The key of one word pair, `"w1 w2"`, reused.
     pair_scratch: String,
     /// Per slot: the last record added (to skip repeats) and how many records.
-    last: Vec<u32>,
-    count: Vec<u32>,
+    slots: Vec<SlotState>,
     /// `(slot, record)`, in walk order.
     pairs: Vec<(u32, u32)>,
 }
 
+/// What the walk keeps per slot, side by side so that adding a record to a slot touches
+/// one cache line.
+#[derive(Debug, Clone, Copy)]
+struct SlotState {
+    /// The last record added (to skip repeats).
+    last: u32,
+    /// How many records.
+    count: u32,
+}
+
 impl ChunkBuilder {
     fn new_slot(&mut self) -> u32 {
-        self.last.push(u32::MAX);
-        self.count.push(0);
-        (self.last.len() - 1) as u32
+        self.slots.push(SlotState {
+            last: u32::MAX,
+            count: 0,
+        });
+        (self.slots.len() - 1) as u32
     }
 
     fn add(&mut self, slot: u32, doc: u32) {
-        let s = slot as usize;
-        if self.last[s] != doc {
-            self.last[s] = doc;
-            self.count[s] += 1;
+        let state = &mut self.slots[slot as usize];
+        if state.last != doc {
+            state.last = doc;
+            state.count += 1;
             self.pairs.push((slot, doc));
         }
     }
@@ -263,7 +281,7 @@ impl ChunkBuilder {
         map: fn(&mut PartialField) -> &mut StrSlots,
     ) -> u32 {
         // The slot a new key gets is the next one `new_slot` makes.
-        let next = self.last.len() as u32;
+        let next = self.slots.len() as u32;
         let slot = map(&mut self.fields[f]).get_or_insert(key, next);
         if slot == next {
             self.new_slot();
@@ -380,22 +398,24 @@ impl ChunkBuilder {
     fn finish(self) -> (Chunk, Vec<(u32, u32)>) {
         let ChunkBuilder {
             fields,
-            count,
+            slots,
             pairs,
+            base,
             ..
         } = self;
-        let mut starts = Vec::with_capacity(count.len() + 1);
+        let mut starts = Vec::with_capacity(slots.len() + 1);
         let mut total = 0u32;
-        for &c in &count {
+        for state in &slots {
             starts.push(total);
-            total += c;
+            total += state.count;
         }
         starts.push(total);
         let mut cursor = starts.clone();
-        let mut ids = vec![0u32; total as usize];
+        let mut ids = vec![0u16; total as usize];
         for &(slot, doc) in &pairs {
             let at = &mut cursor[slot as usize];
-            ids[*at as usize] = doc;
+            // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
+            ids[*at as usize] = (doc - base) as u16;
             *at += 1;
         }
         let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
@@ -423,7 +443,7 @@ impl ChunkBuilder {
                 }
             })
             .collect();
-        (Chunk { ids, fields }, pairs)
+        (Chunk { base, ids, fields }, pairs)
     }
 }
 
@@ -459,7 +479,7 @@ impl Visit for ChunkBuilder {
             self.fields[f].exists = self.new_slot();
         }
         let exists = self.fields[f].exists;
-        if self.last[exists as usize] == self.doc {
+        if self.slots[exists as usize].last == self.doc {
             // A second scalar of this record at this path.
             self.fields[f].multi = true;
         }
@@ -482,7 +502,11 @@ fn same_text(a: &str, b: &str) -> bool {
 
 /// A walked chunk: its ids grouped by slot, and its fields.
 struct Chunk {
-    ids: Vec<u32>,
+    /// Its first record: `ids` count from it.
+    base: u32,
+    /// Record ids minus `base`, grouped by slot: half the memory of whole ids, and this is
+    /// the load's largest transient buffer (all chunks' are alive until the merge).
+    ids: Vec<u16>,
     fields: Vec<ChunkField>,
 }
 
@@ -500,6 +524,9 @@ struct ChunkField {
     multi: bool,
 }
 
+/// A chunk's first record and its ids counted from it ([`Chunk::base`], [`Chunk::ids`]).
+type ChunkIds = (u32, Vec<u16>);
+
 /// Keys of one kind of one chunk's field, each with its run of the chunk's ids.
 type Keyed<K> = [(K, Range<u32>)];
 
@@ -512,7 +539,7 @@ fn merge(chunks: Vec<Chunk>) -> Index {
     let mut ids = Vec::with_capacity(chunks.len());
     let mut by_path: BTreeMap<Box<str>, Vec<(usize, ChunkField)>> = BTreeMap::new();
     for (c, chunk) in chunks.into_iter().enumerate() {
-        ids.push(chunk.ids);
+        ids.push((chunk.base, chunk.ids));
         for field in chunk.fields.into_iter().skip(1) {
             by_path
                 .entry(field.path.clone())
@@ -537,7 +564,7 @@ fn merge(chunks: Vec<Chunk>) -> Index {
 /// run of that chunk's ids. Each chunk's keys are sorted already, so this is a k-way
 /// merge: a binary heap of the chunks' next keys, ties broken by chunk order.
 fn merge_keys<K>(
-    ids: &[Vec<u32>],
+    ids: &[ChunkIds],
     parts: &[(usize, usize)],
     key: impl Fn(usize, usize) -> (K, Range<u32>),
     cmp: impl Fn(&K, &K) -> Ordering,
@@ -567,7 +594,12 @@ fn merge_keys<K>(
                 break;
             }
             let (c, len) = parts[p];
-            run.extend_from_slice(&ids[c][r.start as usize..r.end as usize]);
+            let (base, chunk) = &ids[c];
+            run.extend(
+                chunk[r.start as usize..r.end as usize]
+                    .iter()
+                    .map(|&id| base + u32::from(id)),
+            );
             if i + 1 < len {
                 heap[0] = (p, i + 1);
             } else {
@@ -607,7 +639,7 @@ fn sift_down(
 }
 
 /// Unites one field's chunks (in chunk order, so each chunk's ids follow the last's).
-fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
+fn merge_field(ids: &[ChunkIds], parts: Vec<(usize, ChunkField)>) -> Field {
     let first = &parts[0].1;
     let (path, kind) = (first.path.clone(), first.kind);
     let holds_objects = parts.iter().any(|(_, p)| p.holds_objects);
@@ -615,7 +647,10 @@ fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
     let bitmap = |pick: fn(&ChunkField) -> &Range<u32>| {
         let all = parts.iter().flat_map(|(c, p)| {
             let r = pick(p);
-            ids[*c][r.start as usize..r.end as usize].iter().copied()
+            let (base, chunk) = &ids[*c];
+            chunk[r.start as usize..r.end as usize]
+                .iter()
+                .map(move |&id| base + u32::from(id))
         });
         sized_exactly(RoaringBitmap::from_sorted_iter(all).unwrap_or_default())
     };
@@ -670,5 +705,22 @@ fn merge_field(ids: &[Vec<u32>], parts: Vec<(usize, ChunkField)>) -> Field {
         numeric_strings: numbers(|p| &p.numeric_strings),
         holds_objects,
         single_valued,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sixteen chunks while they fit between the bounds; never more records in one than
+    /// its 16-bit ids can number.
+    #[test]
+    fn chunk_lengths() {
+        assert_eq!(chunk_len(10), 4096);
+        assert_eq!(chunk_len(100_000), 6250);
+        assert_eq!(chunk_len(1_000_000), 62_500);
+        assert_eq!(chunk_len(1_048_576), MAX_CHUNK_LEN);
+        assert_eq!(chunk_len(5_000_000), MAX_CHUNK_LEN);
+        assert!(MAX_CHUNK_LEN - 1 <= usize::from(u16::MAX));
     }
 }
