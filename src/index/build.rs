@@ -121,7 +121,10 @@ struct ValueSlots {
 #[derive(Debug)]
 struct ValueCache {
     on: bool,
-    values: FxHashMap<Box<str>, ValueSlots>,
+    /// The values met, each numbering its entry in `cached` (interned in one buffer: no
+    /// allocation per value).
+    values: StrSlots,
+    cached: Vec<ValueSlots>,
     /// The slot lists of the cached values, then (at the end) the current uncached one.
     slots: Vec<u32>,
     /// Where the cached values' lists end.
@@ -134,7 +137,8 @@ impl Default for ValueCache {
     fn default() -> ValueCache {
         ValueCache {
             on: true,
-            values: FxHashMap::default(),
+            values: StrSlots::default(),
+            cached: Vec::new(),
             slots: Vec::new(),
             kept: 0,
             hits: 0,
@@ -153,14 +157,15 @@ impl ValueCache {
         if !self.on {
             return None;
         }
-        let found = self.values.get(value).copied();
+        let found = self.values.get(value).map(|i| self.cached[i as usize]);
         match found {
             Some(_) => self.hits += 1,
             None => {
                 self.misses += 1;
                 if self.misses > Self::TRIAL && self.hits * Self::HIT_RATIO < self.misses {
                     self.on = false;
-                    self.values = FxHashMap::default();
+                    self.values = StrSlots::default();
+                    self.cached = Vec::new();
                 }
             }
         }
@@ -385,7 +390,8 @@ impl ChunkBuilder {
             long,
         };
         if cache.on {
-            cache.values.insert(value.into(), slots);
+            cache.values.get_or_insert(value, cache.cached.len() as u32);
+            cache.cached.push(slots);
             cache.kept = cache.slots.len();
         }
         self.fields[f].cache = cache;

@@ -70,9 +70,11 @@ pub(crate) struct StrSlots {
     /// Per string, in first-seen order: where it ends in `text` (it starts where the
     /// previous one ends) and its slot.
     entries: Vec<(u32, u32)>,
-    /// Indices into `entries` plus one, 0 for an empty place; the length is a power of
-    /// two and at most half the places are taken. Probing is linear.
-    table: Vec<u32>,
+    /// Per place: an index into `entries` plus one (0 for an empty place) in the low 32
+    /// bits, and the low 32 bits of its string's hash above them, so that a probe past
+    /// another string rarely reads that string. The length is a power of two and at most
+    /// half the places are taken. Probing is linear.
+    table: Vec<u64>,
 }
 
 impl StrSlots {
@@ -94,62 +96,69 @@ impl StrSlots {
         &self.text[start as usize..end as usize]
     }
 
-    /// The first place probed for `key` in a table of `mask + 1` places. Bits 32 and up of
-    /// the hash are better mixed than the low ones.
-    fn home(key: &str, mask: usize) -> usize {
-        (Self::hash(key) >> 32) as usize & mask
-    }
-
     /// How many strings.
     #[cfg(test)]
     fn len(&self) -> usize {
         self.entries.len()
     }
 
-    /// Where `key` is in the table, or the empty place where it would go.
-    fn place(&self, key: &str) -> (usize, Option<u32>) {
+    /// A place's content for entry `i` of a string with hash `hash`.
+    fn packed(i: usize, hash: u64) -> u64 {
+        (hash << 32) | (i as u64 + 1)
+    }
+
+    /// Where `key` (whose hash is `hash`) is in the table, or the empty place where it
+    /// would go.
+    fn place(&self, key: &str, hash: u64) -> (usize, Option<u32>) {
         let mask = self.table.len() - 1;
-        let mut at = Self::home(key, mask);
+        let mut at = (hash >> 32) as usize & mask;
+        let tag = hash << 32;
         loop {
-            match self.table[at] {
-                0 => return (at, None),
-                e if self.key(e as usize - 1) == key => {
-                    return (at, Some(self.entries[e as usize - 1].1))
-                }
-                _ => at = (at + 1) & mask,
+            let content = self.table[at];
+            if content == 0 {
+                return (at, None);
             }
+            if content & !0xFFFF_FFFF == tag {
+                let e = (content & 0xFFFF_FFFF) as usize - 1;
+                if self.key(e) == key {
+                    return (at, Some(self.entries[e].1));
+                }
+            }
+            at = (at + 1) & mask;
         }
     }
 
     /// The slot of `key`, if it was added.
-    #[cfg(test)]
-    fn get(&self, key: &str) -> Option<u32> {
+    pub(crate) fn get(&self, key: &str) -> Option<u32> {
         if self.table.is_empty() {
             return None;
         }
-        self.place(key).1
+        self.place(key, Self::hash(key)).1
     }
 
     /// The slot of `key`; when it is new, it is added with `slot`, which is returned. One
-    /// hash and one probe either way (a second probe only when the table grows).
+    /// hash and one probe either way (a second probe only when the table grows). The
+    /// first place probed comes from bits 32 and up of the hash, better mixed than the
+    /// low ones, which tag the place.
     pub(crate) fn get_or_insert(&mut self, key: &str, slot: u32) -> u32 {
         if self.table.is_empty() {
             self.grow();
         }
-        let (mut at, found) = self.place(key);
+        let hash = Self::hash(key);
+        let (mut at, found) = self.place(key, hash);
         if let Some(existing) = found {
             return existing;
         }
         if (self.entries.len() + 1) * 2 > self.table.len() {
             self.grow();
-            at = self.place(key).0;
+            at = self.place(key, hash).0;
         }
         self.text.push_str(key);
         // Offsets are u32 like the final vocabulary's (`Vocab` ends): one field's distinct
         // text in one chunk (a sixteenth of the records) stays far below 4 GiB.
         let end = u32::try_from(self.text.len()).expect("a chunk field's text below 4 GiB");
         self.entries.push((end, slot));
-        self.table[at] = self.entries.len() as u32;
+        self.table[at] = Self::packed(self.entries.len() - 1, hash);
         slot
     }
 
@@ -158,11 +167,12 @@ impl StrSlots {
         self.table = vec![0; len];
         let mask = len - 1;
         for i in 0..self.entries.len() {
-            let mut at = Self::home(self.key(i), mask);
+            let hash = Self::hash(self.key(i));
+            let mut at = (hash >> 32) as usize & mask;
             while self.table[at] != 0 {
                 at = (at + 1) & mask;
             }
-            self.table[at] = i as u32 + 1;
+            self.table[at] = Self::packed(i, hash);
         }
     }
 
