@@ -53,6 +53,7 @@ pub(crate) fn build(docs: &[&str]) -> Index {
     let partials = par::map(chunks, |(base, chunk)| {
         let mut builder = ChunkBuilder {
             base,
+            len: chunk.len() as u32,
             pairs: pairs.take(),
             ..ChunkBuilder::default()
         };
@@ -74,7 +75,10 @@ pub(crate) fn build(docs: &[&str]) -> Index {
 struct PartialField {
     path: Box<str>,
     kind: FieldKind,
-    exists: u32,
+    /// The chunk's records holding a scalar here, one bit each (bit `i` is record
+    /// `base + i`); empty until the first. Most fields hold a value in most records, so a
+    /// bitset costs less than a posting per record, and shows a second value at no cost.
+    exists: Vec<u64>,
     terms: StrSlots,
     numbers: FxHashMap<u64, u32>,
     numeric_strings: FxHashMap<u64, u32>,
@@ -178,7 +182,7 @@ impl PartialField {
         PartialField {
             kind: field_kind(&path),
             path,
-            exists: u32::MAX,
+            exists: Vec::new(),
             terms: StrSlots::default(),
             numbers: FxHashMap::default(),
             numeric_strings: FxHashMap::default(),
@@ -201,8 +205,9 @@ impl PartialField {
 struct ChunkBuilder {
     fields: Vec<PartialField>,
     stack: Vec<u32>,
-    /// The chunk's first record, and the record being walked.
+    /// The chunk's first record, its number of records, and the record being walked.
     base: u32,
+    len: u32,
     doc: u32,
     scratch: String,
     /// The key of one word pair, `"w1 w2"`, reused.
@@ -436,7 +441,7 @@ impl ChunkBuilder {
                     list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
                 };
                 ChunkField {
-                    exists: slot_run(f.exists),
+                    exists: f.exists,
                     terms: keyed(f.terms),
                     pairs: keyed(f.pairs),
                     long: slot_run(f.long),
@@ -481,15 +486,17 @@ impl Visit for ChunkBuilder {
             }
             Scalar::Bool(b) => self.add_str(f, if b { "true" } else { "false" }),
         }
-        if self.fields[f].exists == u32::MAX {
-            self.fields[f].exists = self.new_slot();
+        let field = &mut self.fields[f];
+        if field.exists.is_empty() {
+            field.exists = vec![0; (self.len as usize).div_ceil(64)];
         }
-        let exists = self.fields[f].exists;
-        if self.slots[exists as usize].last == self.doc {
+        let at = (self.doc - self.base) as usize;
+        let (word, bit) = (&mut field.exists[at / 64], 1u64 << (at % 64));
+        if *word & bit != 0 {
             // A second scalar of this record at this path.
-            self.fields[f].multi = true;
+            field.multi = true;
         }
-        self.add(exists, self.doc);
+        *word |= bit;
     }
 }
 
@@ -520,7 +527,8 @@ struct Chunk {
 struct ChunkField {
     path: Box<str>,
     kind: FieldKind,
-    exists: Range<u32>,
+    /// One bit per record of the chunk ([`PartialField::exists`]).
+    exists: Vec<u64>,
     terms: SortedStrs<Range<u32>>,
     pairs: SortedStrs<Range<u32>>,
     long: Range<u32>,
@@ -528,6 +536,17 @@ struct ChunkField {
     numeric_strings: Vec<(u64, Range<u32>)>,
     holds_objects: bool,
     multi: bool,
+}
+
+/// The positions of the set bits of `word`, lowest first.
+fn set_bits(mut word: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        (word != 0).then(|| {
+            let bit = word.trailing_zeros();
+            word &= word - 1;
+            bit
+        })
+    })
 }
 
 /// A chunk's first record and its ids counted from it ([`Chunk::base`], [`Chunk::ids`]).
@@ -660,7 +679,15 @@ fn merge_field(ids: &[ChunkIds], parts: Vec<(usize, ChunkField)>) -> Field {
         });
         sized_exactly(RoaringBitmap::from_sorted_iter(all).unwrap_or_default())
     };
-    let exists = bitmap(|p| &p.exists);
+    let exists = {
+        let all = parts.iter().flat_map(|(c, p)| {
+            let base = ids[*c].0;
+            p.exists.iter().enumerate().flat_map(move |(w, &word)| {
+                set_bits(word).map(move |bit| base + (w * 64) as u32 + bit)
+            })
+        });
+        sized_exactly(RoaringBitmap::from_sorted_iter(all).unwrap_or_default())
+    };
     let long_values = bitmap(|p| &p.long);
 
     let strings = |pick: fn(&ChunkField) -> &SortedStrs<Range<u32>>| {
