@@ -1,11 +1,12 @@
 //! Building an [`Index`] from records already in their final order.
 //!
 //! The records are cut into contiguous chunks of ids; each chunk is walked on its own (in
-//! parallel). Every distinct term, number and field of a chunk gets a *slot*, and the walk
-//! appends `(slot, record)` pairs to one array — no vector per term, so loading makes few
-//! small allocations. A finished chunk counting-sorts the pairs into one flat id array,
-//! grouped by slot and ascending within each (records are walked in order), and lists
-//! each field's keys in sorted order with their runs in that array.
+//! parallel). Every distinct term, number and word pair of a chunk gets a *slot*, and the
+//! walk appends `(slot, record)` pairs to one array — no vector per term, so loading makes
+//! few small allocations; which records hold a value at each path is a bitset per field. A
+//! finished chunk counting-sorts the pairs into one flat array of 16-bit offsets from its
+//! first record, grouped by slot and ascending within each (records are walked in order),
+//! and lists each field's keys in sorted order with their runs in that array.
 //!
 //! Chunks are then merged field by field (in parallel): the chunks' keys are sorted
 //! together and each key's runs concatenated in chunk order — chunks are ordered ranges of
@@ -404,8 +405,10 @@ impl ChunkBuilder {
         slots
     }
 
-    /// Packs the chunk: counting-sorts the pairs into runs by slot, and lists each field's
-    /// keys in order. Gives the pair buffer back for another chunk.
+    /// Packs the chunk: counting-sorts the pairs into runs by slot, appends each field's
+    /// `exists` bits as one more run (the bitsets are freed here, where the next chunk's
+    /// walk on this thread reuses their memory, rather than after the merge), and lists each
+    /// field's keys in order. Gives the pair buffer back for another chunk.
     fn finish(self) -> (Chunk, Vec<(u32, u32)>) {
         let ChunkBuilder {
             fields,
@@ -422,7 +425,13 @@ impl ChunkBuilder {
         }
         starts.push(total);
         let mut cursor = starts.clone();
-        let mut ids = vec![0u16; total as usize];
+        let exists_total: usize = fields
+            .iter()
+            .flat_map(|f| &f.exists)
+            .map(|w| w.count_ones() as usize)
+            .sum();
+        let mut ids = Vec::with_capacity(total as usize + exists_total);
+        ids.resize(total as usize, 0u16);
         for &(slot, doc) in &pairs {
             let at = &mut cursor[slot as usize];
             // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
@@ -440,8 +449,13 @@ impl ChunkBuilder {
                     list.sort_unstable_by(|a, b| by_number(&a.0, &b.0));
                     list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
                 };
+                let start = ids.len() as u32;
+                for (w, &word) in f.exists.iter().enumerate() {
+                    // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
+                    ids.extend(set_bits(word).map(|bit| (w * 64) as u16 + bit as u16));
+                }
                 ChunkField {
-                    exists: f.exists,
+                    exists: start..ids.len() as u32,
                     terms: keyed(f.terms),
                     pairs: keyed(f.pairs),
                     long: slot_run(f.long),
@@ -527,8 +541,7 @@ struct Chunk {
 struct ChunkField {
     path: Box<str>,
     kind: FieldKind,
-    /// One bit per record of the chunk ([`PartialField::exists`]).
-    exists: Vec<u64>,
+    exists: Range<u32>,
     terms: SortedStrs<Range<u32>>,
     pairs: SortedStrs<Range<u32>>,
     long: Range<u32>,
@@ -679,15 +692,7 @@ fn merge_field(ids: &[ChunkIds], parts: Vec<(usize, ChunkField)>) -> Field {
         });
         sized_exactly(RoaringBitmap::from_sorted_iter(all).unwrap_or_default())
     };
-    let exists = {
-        let all = parts.iter().flat_map(|(c, p)| {
-            let base = ids[*c].0;
-            p.exists.iter().enumerate().flat_map(move |(w, &word)| {
-                set_bits(word).map(move |bit| base + (w * 64) as u32 + bit)
-            })
-        });
-        sized_exactly(RoaringBitmap::from_sorted_iter(all).unwrap_or_default())
-    };
+    let exists = bitmap(|p| &p.exists);
     let long_values = bitmap(|p| &p.long);
 
     let strings = |pick: fn(&ChunkField) -> &SortedStrs<Range<u32>>| {
