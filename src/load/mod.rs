@@ -280,6 +280,68 @@ fn strip_position(message: &str) -> String {
 /// that a large file spreads over every thread.
 const RECORDS_PER_CHUNK: usize = 512;
 
+/// Files up to this size are first read in one pass, on one thread (see
+/// [`read_in_one_pass`]): about as many records as one chunk, so splitting them buys no
+/// parallelism, and other files keep the other threads busy.
+const ONE_PASS_BYTES: usize = 1 << 20;
+
+/// Reads a file's array of records in one pass, each record transcoded by the direct path
+/// straight from the file text and the next one found where it ends — no separate split.
+/// `None` when anything is unusual (a record the direct path gives up on, a broken rule, a
+/// syntax error): the caller then reads the file the general way, which finds and reports
+/// the first error exactly as it would have, so this pass changes no outcome.
+fn read_in_one_pass(text: &str, kind: RecordKind) -> Option<FileOutput> {
+    let bytes = text.as_bytes();
+    let skip = |mut i: usize| {
+        while matches!(bytes.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip(0);
+    if bytes.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = skip(i + 1);
+    let mut preparer = Preparer::default();
+    let mut out = ChunkOut {
+        // Room for the source text, plus the `printings` member most cards gain.
+        text: Vec::with_capacity(text.len() + text.len() / 8),
+        ..ChunkOut::default()
+    };
+    let mut records = Vec::new();
+    if bytes.get(i) == Some(&b']') {
+        i += 1;
+    } else {
+        loop {
+            let (record, len) =
+                preparer.prepare_prefix(kind, &text[i..], records.len(), &mut out)?;
+            records.push(record);
+            i = skip(i + len);
+            match bytes.get(i) {
+                Some(b',') => i = skip(i + 1),
+                Some(b']') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    if skip(i) != bytes.len() {
+        return None;
+    }
+    let chunk = Chunk {
+        text: String::from_utf8(out.text).ok()?,
+        strings: out.strings,
+        strips: out.strips,
+    };
+    Some(FileOutput {
+        chunks: vec![chunk],
+        records,
+    })
+}
+
 /// One file's records, and the chunks holding their JSON, strings and marks.
 struct FileOutput {
     chunks: Vec<Chunk>,
@@ -287,11 +349,13 @@ struct FileOutput {
     records: Vec<Prepared>,
 }
 
-/// Reads one file of records and prepares them: a fast scan splits the array into its
-/// records' texts (checking only the array's punctuation); then chunks of records are
-/// transcoded in parallel, each chunk into one buffer, and the transcoder's full parse
-/// validates every record. Only a file that fails somewhere is parsed again as a whole,
-/// so that a JSON syntax error comes first and with its line and column in the file.
+/// Reads one file of records and prepares them. A small file is first read in one pass
+/// ([`read_in_one_pass`]); otherwise, or should that pass meet anything unusual, a fast
+/// scan splits the array into its records' texts (checking only the array's punctuation),
+/// then chunks of records are transcoded in parallel, each chunk into one buffer, and the
+/// transcoder's full parse validates every record. Only a file that fails somewhere is
+/// parsed again as a whole, so that a JSON syntax error comes first and with its line and
+/// column in the file.
 fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<FileOutput, LoadError> {
     buffer.clear();
     let mut file = fs::File::open(path).map_err(|e| LoadError::io(path, e))?;
@@ -306,6 +370,17 @@ fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<File
             LoadErrorKind::NotAnArray { found },
         ));
     }
+    if text.len() <= ONE_PASS_BYTES {
+        if let Some(output) = read_in_one_pass(text, kind) {
+            return Ok(output);
+        }
+    }
+    read_in_chunks(path, text, kind)
+}
+
+/// Reads a file's array of records the general way: split into record texts first, then
+/// prepared in chunks in parallel.
+fn read_in_chunks(path: &Path, text: &str, kind: RecordKind) -> Result<FileOutput, LoadError> {
     // A JSON syntax error anywhere in the file is reported before any rule a record breaks
     // (the first error in file order), with serde_json's own words and position.
     let syntax_error = || {
@@ -371,4 +446,89 @@ fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<File
             .extend(records.into_iter().map(|r| Prepared { chunk: number, ..r }));
     }
     Ok(output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::write::Strip;
+
+    /// A record as read: its JSON, its strings (id, expansion id, number, release date),
+    /// its strip marks and its index in the file.
+    type Read = (String, Vec<Option<String>>, Vec<Strip>, u32);
+
+    /// Each record of a file's output.
+    fn records(output: &FileOutput) -> Vec<Read> {
+        output
+            .records
+            .iter()
+            .map(|r| {
+                let chunk = &output.chunks[r.chunk as usize];
+                let text = chunk.text[r.start as usize..(r.start + r.len) as usize].to_string();
+                let strings = [r.id, r.expansion_id, r.number, r.release_date]
+                    .iter()
+                    .map(|s| s.get(&chunk.strings).map(str::to_string))
+                    .collect();
+                let strips = chunk.strips[r.strips.start as usize..r.strips.end as usize].to_vec();
+                (text, strings, strips, r.index)
+            })
+            .collect()
+    }
+
+    /// Every bundled file, as it is and pretty-printed, takes the one pass and comes out
+    /// exactly as the general way makes it.
+    #[test]
+    fn one_pass_reads_files_as_the_general_way_does() {
+        let mut files = 0;
+        for catalog in ["pokemon", "onepiece", "lorcana"] {
+            for (folder, kind) in [
+                ("cards", RecordKind::Card),
+                ("expansions", RecordKind::Expansion),
+            ] {
+                let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("data")
+                    .join(catalog)
+                    .join(folder);
+                for path in sorted_entries(&dir).unwrap() {
+                    let text = fs::read_to_string(&path).unwrap();
+                    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    let pretty = serde_json::to_string_pretty(&value).unwrap();
+                    for text in [text.as_str(), pretty.as_str()] {
+                        let one = read_in_one_pass(text, kind)
+                            .unwrap_or_else(|| panic!("{} not read in one pass", path.display()));
+                        let general = read_in_chunks(&path, text, kind).unwrap();
+                        assert!(!one.records.is_empty());
+                        assert_eq!(records(&one), records(&general), "{}", path.display());
+                    }
+                    files += 1;
+                }
+            }
+        }
+        assert!(files >= 6, "only {files} files");
+    }
+
+    /// Anything unusual is left to the general way, which reports it.
+    #[test]
+    fn one_pass_leaves_unusual_files_to_the_general_way() {
+        let card = r#"{"id":"a","expansion_id":"e"}"#;
+        for text in [
+            "[".to_string(),
+            "[1]".to_string(),
+            r#"[{"id":"a"}]"#.to_string(),
+            format!("[{card},]"),
+            format!("[{card}] x"),
+            format!("[{card} {card}]"),
+            r#"[{"k\u0065y":1,"id":"a","expansion_id":"e"}]"#.to_string(),
+            r#"[{"id":"a","expansion_id":"e","hp":1e2}]"#.to_string(),
+        ] {
+            assert!(
+                read_in_one_pass(&text, RecordKind::Card).is_none(),
+                "{text}"
+            );
+        }
+        assert!(read_in_one_pass(" [ ] ", RecordKind::Card).is_some_and(|o| o.records.is_empty()));
+        let two = read_in_one_pass(&format!(" [ {card} ,\n{card} ]\n"), RecordKind::Card).unwrap();
+        assert_eq!(two.records.len(), 2);
+        assert_eq!(two.records[1].index, 1);
+    }
 }

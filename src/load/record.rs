@@ -122,6 +122,32 @@ impl Preparer {
             };
             return Err(LoadError::new(None, kind).at_record(index, None));
         }
+        self.complete(kind, index, dest)
+    }
+
+    /// Prepares the record at the start of `text` (after any whitespace), transcoded by
+    /// the direct path alone, and says where in `text` it ends. `None` when that path gives
+    /// up or the record breaks a rule: the caller then reads the file the general way,
+    /// which reports the right error (a syntax error anywhere in the file first).
+    pub(crate) fn prepare_prefix(
+        &mut self,
+        kind: RecordKind,
+        text: &str,
+        index: usize,
+        dest: &mut ChunkOut,
+    ) -> Option<(Prepared, usize)> {
+        let end = self.transcoder.record_prefix(text)?;
+        let prepared = self.complete(kind, index, dest).ok()?;
+        Some((prepared, end))
+    }
+
+    /// Validates and transforms the record just transcoded, appending it to `dest`.
+    fn complete(
+        &mut self,
+        kind: RecordKind,
+        index: usize,
+        dest: &mut ChunkOut,
+    ) -> std::result::Result<Prepared, LoadError> {
         let record = Record {
             out: &self.transcoder.out,
             members: &self.transcoder.layout.members,

@@ -38,6 +38,21 @@ const MAX_INTEGER_DIGITS: usize = 18;
 /// Transcodes the record `text` into `out` and `layout` (both empty), returning its kind;
 /// or gives up, leaving them partly written.
 pub(super) fn record(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step<Kind> {
+    let (kind, end) = prefix(text, out, layout)?;
+    if text.as_bytes()[end..]
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+    {
+        Ok(kind)
+    } else {
+        Err(GiveUp)
+    }
+}
+
+/// Transcodes the record at the start of `text` (after any whitespace) into `out` and
+/// `layout` (both empty), returning its kind and where in `text` it ends; what follows is
+/// not looked at. Gives up as [`record`] does.
+pub(super) fn prefix(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step<(Kind, usize)> {
     let mut reader = Reader {
         text,
         b: text.as_bytes(),
@@ -48,12 +63,7 @@ pub(super) fn record(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step
         scratch: String::new(),
     };
     let kind = reader.value(Place::Record)?;
-    reader.whitespace();
-    if reader.i == reader.b.len() {
-        Ok(kind)
-    } else {
-        Err(GiveUp)
-    }
+    Ok((kind, reader.i))
 }
 
 struct Reader<'a, 'o> {

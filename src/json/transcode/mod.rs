@@ -202,6 +202,20 @@ impl Transcoder {
         self.layout.kind = Some(kind);
         Ok(())
     }
+
+    /// Transcodes the record at the start of `text` (after any whitespace) by the direct
+    /// path alone, returning where in `text` it ends; `None` when that path gives up (or
+    /// keys are renamed), leaving the caller to split the text and call [`Self::record`].
+    pub(crate) fn record_prefix(&mut self, text: &str) -> Option<usize> {
+        self.out.clear();
+        self.layout.clear();
+        if self.rename.is_some() {
+            return None;
+        }
+        let (kind, end) = direct::prefix(text, &mut self.out, &mut self.layout).ok()?;
+        self.layout.kind = Some(kind);
+        Some(end)
+    }
 }
 
 /// The property [`crate::fuzzing::check_transcode`] checks: wherever [`direct`] does not
