@@ -21,7 +21,7 @@ use std::ops::Range;
 use roaring::RoaringBitmap;
 
 use super::fields::{field_kind, FieldKind};
-use super::hash::{FxHashMap, SortedStrs, StrSlots};
+use super::hash::{NumberMap, SortedStrs, StrSlots};
 use super::vocab::{number_key, sized_exactly, NumVocabBuilder, VocabBuilder};
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
@@ -81,8 +81,8 @@ struct PartialField {
     /// bitset costs less than a posting per record, and shows a second value at no cost.
     exists: Vec<u64>,
     terms: StrSlots,
-    numbers: FxHashMap<u64, u32>,
-    numeric_strings: FxHashMap<u64, u32>,
+    numbers: NumberMap<u32>,
+    numeric_strings: NumberMap<u32>,
     holds_objects: bool,
     /// Some record holds two or more scalar values here.
     multi: bool,
@@ -185,8 +185,8 @@ impl PartialField {
             path,
             exists: Vec::new(),
             terms: StrSlots::default(),
-            numbers: FxHashMap::default(),
-            numeric_strings: FxHashMap::default(),
+            numbers: NumberMap::default(),
+            numeric_strings: NumberMap::default(),
             holds_objects: false,
             multi: false,
             pairs: StrSlots::default(),
@@ -444,7 +444,7 @@ impl ChunkBuilder {
             .map(|f| {
                 let keyed = |map: StrSlots| map.into_sorted(run);
                 let slot_run = |slot: u32| if slot == u32::MAX { 0..0 } else { run(slot) };
-                let numbers = |map: FxHashMap<u64, u32>| {
+                let numbers = |map: NumberMap<u32>| {
                     let mut list: Vec<(u64, u32)> = map.into_iter().collect();
                     list.sort_unstable_by(|a, b| by_number(&a.0, &b.0));
                     list.into_iter().map(|(k, slot)| (k, run(slot))).collect()

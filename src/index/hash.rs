@@ -59,6 +59,40 @@ impl Hasher for FxHasher {
 /// A `HashMap` with [`FxHasher`].
 pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// [`FxHasher`] with a finalizer (murmur3's `fmix64`) mixing every bit into every other.
+/// FxHash's product keeps the low bits of its input in its low bits, and the standard
+/// `HashMap` picks buckets by the low bits: keys whose low bits are all zero, as the bits of
+/// a whole-number `f64` are (42 zero bits for numbers below 1,024), would all start probing
+/// at the same bucket. Used for maps keyed by numbers' bits. (`FxHasher` itself is left as
+/// it is: change marks saved on disk hash with it.)
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct MixedHasher(FxHasher);
+
+impl Hasher for MixedHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0.write_u64(i);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let mut h = self.0.finish();
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
+
+/// A `HashMap` keyed by numbers' bits, with [`MixedHasher`].
+pub(crate) type NumberMap<V> = std::collections::HashMap<u64, V, BuildHasherDefault<MixedHasher>>;
+
 /// The distinct strings of one field of one chunk, each with a number (its slot): the
 /// text of all of them in one buffer, found through an open-addressed table of indices.
 /// Unlike a map keyed by `Box<str>`, a new string costs no allocation of its own, so a
@@ -221,6 +255,33 @@ impl<R> SortedStrs<R> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Whole numbers' bits have their low 42 bits zero: FxHash leaves them zero, so a
+    /// table indexed by low bits would put every such key in one bucket; the mixed hash
+    /// spreads them.
+    #[test]
+    fn mixed_hash_spreads_whole_numbers() {
+        let low_bits = |hash: fn(u64) -> u64| {
+            let mut seen: Vec<u64> = (1..=1024u32)
+                .map(|n| hash(f64::from(n).to_bits()) & 1023)
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len()
+        };
+        let fx = |key: u64| {
+            let mut h = FxHasher::default();
+            h.write_u64(key);
+            h.finish()
+        };
+        let mixed = |key: u64| {
+            let mut h = MixedHasher::default();
+            h.write_u64(key);
+            h.finish()
+        };
+        assert_eq!(low_bits(fx), 1);
+        assert!(low_bits(mixed) > 600, "{}", low_bits(mixed));
+    }
 
     proptest! {
         /// The interning table agrees with a `HashMap`: every string gets the slot it was
