@@ -11,3 +11,25 @@ pub(crate) mod scan;
 pub(crate) mod transcode;
 pub(crate) mod walk;
 pub(crate) mod write;
+
+/// Every `.json` file of the bundled `data/` snapshot, with its text (for tests).
+#[cfg(test)]
+pub(crate) fn bundled_json_files() -> Vec<(std::path::PathBuf, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/data"
+    ))];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                files.push((path, text));
+            }
+        }
+    }
+    files
+}

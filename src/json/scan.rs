@@ -276,27 +276,14 @@ mod tests {
     #[test]
     fn splits_the_bundled_files_as_serde_json_does() {
         let mut files = 0;
-        let mut stack = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/data"
-        ))];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "json") {
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    if !text.trim_start().starts_with('[') {
-                        continue;
-                    }
-                    let raws: Vec<&serde_json::value::RawValue> =
-                        serde_json::from_str(&text).unwrap();
-                    let expected: Vec<&str> = raws.iter().map(|r| r.get()).collect();
-                    assert_eq!(split_array(&text), Some(expected), "{}", path.display());
-                    files += 1;
-                }
+        for (path, text) in crate::json::bundled_json_files() {
+            if !text.trim_start().starts_with('[') {
+                continue;
             }
+            let raws: Vec<&serde_json::value::RawValue> = serde_json::from_str(&text).unwrap();
+            let expected: Vec<&str> = raws.iter().map(|r| r.get()).collect();
+            assert_eq!(split_array(&text), Some(expected), "{}", path.display());
+            files += 1;
         }
         assert!(files > 3, "only {files} files");
     }

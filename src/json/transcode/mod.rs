@@ -407,25 +407,13 @@ mod tests {
     #[test]
     fn bundled_records_take_the_direct_path() {
         let mut records = 0;
-        let mut stack = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/data"
-        ))];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "json") {
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    let Some(elements) = crate::json::scan::split_array(&text) else {
-                        continue;
-                    };
-                    for element in elements {
-                        assert!(check_paths_agree(element), "{}: {element}", path.display());
-                        records += 1;
-                    }
-                }
+        for (path, text) in crate::json::bundled_json_files() {
+            let Some(elements) = crate::json::scan::split_array(&text) else {
+                continue;
+            };
+            for element in elements {
+                assert!(check_paths_agree(element), "{}: {element}", path.display());
+                records += 1;
             }
         }
         assert!(records > 60, "only {records} records");
