@@ -84,7 +84,8 @@ fn string_end(bytes: &[u8], open: usize) -> usize {
     }
 }
 
-fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
+/// The position of the first byte at or after `i` that is not JSON whitespace.
+pub(crate) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
     while matches!(bytes.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
         i += 1;
     }

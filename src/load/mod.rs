@@ -29,6 +29,7 @@ pub(crate) use record::Chunk;
 use record::{ChunkOut, Preparer, RecordKind, Str};
 
 use crate::index::FxHashMap;
+use crate::json::scan::skip_whitespace;
 use crate::par;
 use crate::store::Collection;
 
@@ -292,12 +293,7 @@ const ONE_PASS_BYTES: usize = 1 << 20;
 /// the first error exactly as it would have, so this pass changes no outcome.
 fn read_in_one_pass(text: &str, kind: RecordKind) -> Option<FileOutput> {
     let bytes = text.as_bytes();
-    let skip = |mut i: usize| {
-        while matches!(bytes.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-            i += 1;
-        }
-        i
-    };
+    let skip = |i: usize| skip_whitespace(bytes, i);
     let mut i = skip(0);
     if bytes.get(i) != Some(&b'[') {
         return None;
@@ -331,13 +327,8 @@ fn read_in_one_pass(text: &str, kind: RecordKind) -> Option<FileOutput> {
     if skip(i) != bytes.len() {
         return None;
     }
-    let chunk = Chunk {
-        text: String::from_utf8(out.text).ok()?,
-        strings: out.strings,
-        strips: out.strips,
-    };
     Some(FileOutput {
-        chunks: vec![chunk],
+        chunks: vec![out.into_chunk()?],
         records,
     })
 }
@@ -416,16 +407,9 @@ fn read_in_chunks(path: &Path, text: &str, kind: RecordKind) -> Result<FileOutpu
             .enumerate()
             .map(|(i, raw)| preparer.prepare(kind, raw, base + i, &mut out))
             .collect::<Result<Vec<Prepared>, LoadError>>()?;
-        let text = String::from_utf8(out.text)
-            .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
-        let chunk = Chunk {
-            // Kept with its spare capacity: shrinking a large block makes the allocator
-            // move it, and its freeing raises glibc's mmap threshold (see `par::Pool`).
-            // Spare capacity in an mmap'd block is never touched, so never resident.
-            text,
-            strings: out.strings,
-            strips: out.strips,
-        };
+        let chunk = out
+            .into_chunk()
+            .ok_or_else(|| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
         Ok((chunk, records))
     });
     let mut output = FileOutput {

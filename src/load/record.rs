@@ -29,6 +29,21 @@ pub(crate) struct ChunkOut {
     pub strips: Vec<Strip>,
 }
 
+impl ChunkOut {
+    /// The chunk as the loader keeps it; `None` should its text not be UTF-8 (it is built
+    /// from valid pieces, so never). The text keeps its spare capacity: shrinking a large
+    /// block makes the allocator move it, and its freeing raises glibc's mmap threshold
+    /// (see `par::Pool`); spare capacity in an mmap'd block is never touched, so never
+    /// resident.
+    pub(crate) fn into_chunk(self) -> Option<Chunk> {
+        Some(Chunk {
+            text: String::from_utf8(self.text).ok()?,
+            strings: self.strings,
+            strips: self.strips,
+        })
+    }
+}
+
 /// A chunk of prepared records, as the loader keeps it: the records' JSON (which the
 /// store keeps), and their strings and marks (which it reads while building).
 #[derive(Debug)]

@@ -14,7 +14,7 @@
 //! magnitude this path accepts.
 
 use super::{Kind, Layout, Noted, Place, Variant};
-use crate::json::scan::needing_escape;
+use crate::json::scan::{needing_escape, skip_whitespace};
 use crate::json::write::write_str;
 
 /// The fast path does not mirror this text; [`super::by_serde`] must transcode it.
@@ -39,10 +39,7 @@ const MAX_INTEGER_DIGITS: usize = 18;
 /// or gives up, leaving them partly written.
 pub(super) fn record(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step<Kind> {
     let (kind, end) = prefix(text, out, layout)?;
-    if text.as_bytes()[end..]
-        .iter()
-        .all(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
-    {
+    if skip_whitespace(text.as_bytes(), end) == text.len() {
         Ok(kind)
     } else {
         Err(GiveUp)
@@ -80,9 +77,7 @@ struct Reader<'a, 'o> {
 
 impl<'a> Reader<'a, '_> {
     fn whitespace(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.i) {
-            self.i += 1;
-        }
+        self.i = skip_whitespace(self.b, self.i);
     }
 
     /// Skips whitespace and takes `c`, or gives up.
