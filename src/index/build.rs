@@ -18,11 +18,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use roaring::RoaringBitmap;
-
 use super::fields::{field_kind, FieldKind};
-use super::hash::{NumberMap, SortedStrs, StrSlots};
-use super::vocab::{number_key, sized_exactly, NumVocabBuilder, VocabBuilder};
+use super::hash::{same_bytes, NumberMap, SortedStrs, StrSlots};
+use super::vocab::{bitmap_of_sorted, number_key, NumVocabBuilder, VocabBuilder};
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
@@ -254,12 +252,17 @@ impl ChunkBuilder {
     fn child(&mut self, parent: usize, key: &str) -> u32 {
         let node = &mut self.fields[parent];
         let n = node.children.len();
-        for probe in 0..n {
-            let i = (node.hint + probe) % n;
-            if same_text(&node.children[i].0, key) {
+        // The hint is at most `n`: probing starts there and wraps around once.
+        let mut i = node.hint;
+        for _ in 0..n {
+            if i >= n {
+                i -= n;
+            }
+            if same_bytes(node.children[i].0.as_bytes(), key.as_bytes()) {
                 node.hint = i + 1;
                 return node.children[i].1;
             }
+            i += 1;
         }
         let path: Box<str> = if parent == 0 {
             key.into()
@@ -325,7 +328,7 @@ impl ChunkBuilder {
     fn add_str(&mut self, f: usize, value: &str) {
         let doc = self.doc;
         let field = &mut self.fields[f];
-        if !(field.memo_valid && same_text(&field.memo_value, value)) {
+        if !(field.memo_valid && same_bytes(field.memo_value.as_bytes(), value.as_bytes())) {
             let memo = match field.cache.get(value) {
                 Some(cached) => cached,
                 None => self.value_slots(f, value),
@@ -514,19 +517,6 @@ impl Visit for ChunkBuilder {
     }
 }
 
-/// Whether two strings are equal; short ones (most keys and many values) compared inline
-/// rather than through a `memcmp` call, which costs more than the compare itself here.
-#[inline]
-fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len()
-        && if a.len() <= 16 {
-            a.iter().zip(b).all(|(x, y)| x == y)
-        } else {
-            a == b
-        }
-}
-
 /// A walked chunk: its ids grouped by slot, and its fields.
 struct Chunk {
     /// Its first record: `ids` count from it.
@@ -683,14 +673,17 @@ fn merge_field(ids: &[ChunkIds], parts: Vec<(usize, ChunkField)>) -> Field {
     let holds_objects = parts.iter().any(|(_, p)| p.holds_objects);
     let single_valued = !parts.iter().any(|(_, p)| p.multi);
     let bitmap = |pick: fn(&ChunkField) -> &Range<u32>| {
-        let all = parts.iter().flat_map(|(c, p)| {
-            let r = pick(p);
-            let (base, chunk) = &ids[*c];
-            chunk[r.start as usize..r.end as usize]
-                .iter()
-                .map(move |&id| base + u32::from(id))
-        });
-        sized_exactly(RoaringBitmap::from_sorted_iter(all).unwrap_or_default())
+        let all: Vec<u32> = parts
+            .iter()
+            .flat_map(|(c, p)| {
+                let r = pick(p);
+                let (base, chunk) = &ids[*c];
+                chunk[r.start as usize..r.end as usize]
+                    .iter()
+                    .map(move |&id| base + u32::from(id))
+            })
+            .collect();
+        bitmap_of_sorted(&all)
     };
     let exists = bitmap(|p| &p.exists);
     let long_values = bitmap(|p| &p.long);

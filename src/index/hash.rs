@@ -56,6 +56,25 @@ impl Hasher for FxHasher {
     }
 }
 
+/// Whether two byte strings are equal. Up to 16 bytes (most keys and many values) they
+/// are compared in at most two overlapping word loads from each, rather than through a
+/// `memcmp` call, which costs more than the compare itself at these lengths.
+#[inline]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// A `HashMap` with [`FxHasher`].
 pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
@@ -81,13 +100,49 @@ impl Hasher for MixedHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        let mut h = self.0.finish();
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
+        fmix64(self.0.finish())
     }
+}
+
+/// murmur3's 64-bit finalizer: every input bit changes each output bit about half the time.
+#[inline]
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// The hash of a string for [`StrSlots`]: FxHash's step over the length, then the whole
+/// words of the text, the last one read overlapping the one before (short strings in one
+/// or two smaller overlapping loads), finished with [`fmix64`]. Unlike [`FxHasher`] it
+/// copies no partial word, and every bit of the result depends on every byte, so both the
+/// bits picking a place and the bits tagging it tell strings apart (FxHash's low 32 bits
+/// depend on the first four bytes alone for strings of at most eight).
+#[inline]
+fn str_hash(b: &[u8]) -> u64 {
+    let n = b.len();
+    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
+    let half = |at: usize| u64::from(u32::from_le_bytes(b[at..at + 4].try_into().expect("4")));
+    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(SEED);
+    let mut h = step(0, n as u64);
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            h = step(h, word(i));
+            i += 8;
+        }
+        h = step(h, word(n - 8));
+    } else if n >= 4 {
+        h = step(h, half(0) | half(n - 4) << 32);
+    } else if n > 0 {
+        h = step(
+            h,
+            u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16,
+        );
+    }
+    fmix64(h)
 }
 
 /// A `HashMap` keyed by numbers' bits, with [`MixedHasher`].
@@ -113,9 +168,7 @@ pub(crate) struct StrSlots {
 
 impl StrSlots {
     fn hash(key: &str) -> u64 {
-        let mut hasher = FxHasher::default();
-        hasher.write(key.as_bytes());
-        hasher.finish()
+        str_hash(key.as_bytes())
     }
 
     /// Where string number `i` (in first-seen order) starts and ends in `text`.
@@ -128,6 +181,12 @@ impl StrSlots {
     pub(crate) fn key(&self, i: usize) -> &str {
         let (start, end) = self.bounds(i);
         &self.text[start as usize..end as usize]
+    }
+
+    /// The bytes of string number `i` (no character-boundary checks: for comparing).
+    fn key_bytes(&self, i: usize) -> &[u8] {
+        let (start, end) = self.bounds(i);
+        &self.text.as_bytes()[start as usize..end as usize]
     }
 
     /// How many strings.
@@ -154,7 +213,7 @@ impl StrSlots {
             }
             if content & !0xFFFF_FFFF == tag {
                 let e = (content & 0xFFFF_FFFF) as usize - 1;
-                if self.key(e) == key {
+                if same_bytes(self.key_bytes(e), key.as_bytes()) {
                     return (at, Some(self.entries[e].1));
                 }
             }
@@ -284,6 +343,20 @@ mod tests {
     }
 
     proptest! {
+        /// `same_bytes` is `==` at every length, around the word-size boundaries too.
+        #[test]
+        fn same_bytes_is_equality(a in proptest::collection::vec(0u8..3, 0..40), flip in 0usize..40) {
+            let mut b = a.clone();
+            prop_assert!(same_bytes(&a, &b));
+            if flip < b.len() {
+                b[flip] ^= 1;
+                prop_assert!(!same_bytes(&a, &b));
+            }
+            b.push(0);
+            prop_assert_eq!(same_bytes(&a[..], &b[..b.len() - 1]), a[..] == b[..b.len() - 1]);
+            prop_assert!(!same_bytes(&a, &b));
+        }
+
         /// The interning table agrees with a `HashMap`: every string gets the slot it was
         /// first added with, unknown strings are not found, and the sorted list is the
         /// strings sorted.

@@ -62,19 +62,27 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a string literal (the cursor is on its opening quote).
+    #[inline]
     fn string(&mut self) -> Cow<'a, str> {
         let start = self.i + 1;
-        let mut j = start;
+        let end = quote_or_backslash(self.b, start);
+        if self.b.get(end) == Some(&b'"') {
+            // The common case, no escapes: `start` follows a quote and `end` is one, so
+            // both are character boundaries.
+            self.i = end + 1;
+            return Cow::Borrowed(self.s.get(start..end).unwrap_or(""));
+        }
+        self.escaped_string(start, end)
+    }
+
+    /// The rest of [`Self::string`] once a backslash (or the end of the text) was met at
+    /// `j`.
+    #[cold]
+    fn escaped_string(&mut self, start: usize, mut j: usize) -> Cow<'a, str> {
         let mut escaped = false;
-        loop {
-            j = quote_or_backslash(self.b, j);
-            match self.b.get(j) {
-                Some(b'\\') => {
-                    escaped = true;
-                    j += 2;
-                }
-                _ => break,
-            }
+        while self.b.get(j) == Some(&b'\\') {
+            escaped = true;
+            j = quote_or_backslash(self.b, j + 2);
         }
         let end = j.min(self.b.len());
         self.i = (end + 1).min(self.b.len());
