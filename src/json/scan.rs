@@ -186,6 +186,22 @@ mod tests {
             crate::fuzzing::check_split_array(&body);
             crate::fuzzing::check_split_array(&format!("[{body}]"));
         }
+
+        /// The word and byte scans agree with a plain search, from every start.
+        #[test]
+        fn scans_agree_with_a_plain_search(
+            s in proptest::collection::vec(proptest::sample::select(
+                &[b'a', b'"', b'\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xe9][..]), 0..70)
+        ) {
+            for from in 0..=s.len() {
+                let expected = (from..s.len())
+                    .find(|&i| s[i] == b'"' || s[i] == b'\\')
+                    .unwrap_or(s.len());
+                prop_assert_eq!(quote_or_backslash(&s, from), expected);
+            }
+            let expected = (0..s.len()).find(|&i| needs_escape(s[i])).unwrap_or(s.len());
+            prop_assert_eq!(needing_escape(&s), expected);
+        }
     }
 
     /// The same answers as a byte-by-byte search, wherever the match falls in a word.
@@ -197,6 +213,9 @@ mod tests {
             b"abc\"def".to_vec(),
             b"abcdefgh\\ijk".to_vec(),
             b"abcdefghijklmno\"".to_vec(),
+            b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ\\".to_vec(),
+            b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ\x7f\x1f".to_vec(),
+            [vec![b'x'; 31], vec![0x00], vec![b'"']].concat(),
             b"\x01abc".to_vec(),
             b"abcdefg\x1f\"".to_vec(),
             "Pok\u{e9}mon \u{30d4}\u{30ab}\"x".as_bytes().to_vec(),

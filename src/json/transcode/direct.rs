@@ -1,7 +1,10 @@
 //! The transcoder's fast path: one record read by hand, byte by byte, with what is already
 //! compact copied as it stands — strings without escapes, integers, and decimals once
 //! their trailing zeros are dropped (`846.90` → `846.9`, as serde_json writes the float
-//! it parses). It gives up ([`GiveUp`]) on everything else: any syntax error, an escaped
+//! it parses). Text that comes out as it went in is not copied token by token: the reader
+//! keeps the stretch of input not yet copied and copies it in one piece when something
+//! must be written differently (whitespace dropped, a decimal shortened, an escape
+//! decoded) and at the end, so a record already compact is one copy. It gives up ([`GiveUp`]) on everything else: any syntax error, an escaped
 //! key, a number serde_json would write differently (an exponent, more than 15 digits,
 //! `-0`), nesting as deep as serde_json refuses. The caller then runs the record through
 //! [`super::by_serde`], the reference, so giving up is never wrong, only slower.
@@ -54,12 +57,14 @@ pub(super) fn prefix(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step
         text,
         b: text.as_bytes(),
         i: 0,
+        pending: 0,
         out,
         layout,
         depth: 0,
         scratch: String::new(),
     };
     let kind = reader.value(Place::Record)?;
+    reader.flush();
     Ok((kind, reader.i))
 }
 
@@ -67,6 +72,9 @@ struct Reader<'a, 'o> {
     text: &'a str,
     b: &'a [u8],
     i: usize,
+    /// Where the input not yet in `out` starts: `text[pending..i]` comes out as it
+    /// stands, and is copied when something else must be written, or at the end.
+    pending: usize,
     out: &'o mut Vec<u8>,
     layout: &'o mut Layout,
     /// Arrays and objects open around the cursor.
@@ -76,8 +84,25 @@ struct Reader<'a, 'o> {
 }
 
 impl<'a> Reader<'a, '_> {
+    /// Copies the input read so far and not yet copied.
+    fn flush(&mut self) {
+        self.out.extend_from_slice(&self.b[self.pending..self.i]);
+        self.pending = self.i;
+    }
+
+    /// Where the output is: the length `out` will have once the pending input is copied.
+    fn at(&self) -> usize {
+        self.out.len() + (self.i - self.pending)
+    }
+
+    /// Skips whitespace, which does not come out.
     fn whitespace(&mut self) {
-        self.i = skip_whitespace(self.b, self.i);
+        let next = skip_whitespace(self.b, self.i);
+        if next != self.i {
+            self.flush();
+            self.i = next;
+            self.pending = next;
+        }
     }
 
     /// Skips whitespace and takes `c`, or gives up.
@@ -110,18 +135,16 @@ impl<'a> Reader<'a, '_> {
             return Err(GiveUp);
         }
         self.i += word.len();
-        self.out.extend_from_slice(word);
         Ok(kind)
     }
 
     /// Opens an array or object (the cursor is on its bracket).
-    fn open(&mut self, bracket: u8) -> Step {
+    fn open(&mut self) -> Step {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(GiveUp);
         }
         self.i += 1;
-        self.out.push(bracket);
         Ok(())
     }
 
@@ -131,7 +154,6 @@ impl<'a> Reader<'a, '_> {
         self.whitespace();
         if self.b.get(self.i) == Some(&bracket) {
             self.i += 1;
-            self.out.push(bracket);
             self.depth -= 1;
             true
         } else {
@@ -148,7 +170,7 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn array(&mut self, place: Place) -> Step<Kind> {
-        self.open(b'[')?;
+        self.open()?;
         let element_place = if place == Place::Variants {
             Place::Variant
         } else {
@@ -157,12 +179,7 @@ impl<'a> Reader<'a, '_> {
         if self.closes(b']') {
             return Ok(Kind::Array);
         }
-        let mut first = true;
         loop {
-            if !first {
-                self.out.push(b',');
-            }
-            first = false;
             if element_place == Place::Variant {
                 self.layout.variants.push(Variant::default());
             }
@@ -180,23 +197,21 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn object(&mut self, place: Place) -> Step<Kind> {
-        self.open(b'{')?;
+        self.open()?;
         if self.closes(b'}') {
             return Ok(Kind::Object);
         }
         let mut first = true;
         loop {
-            let member_start = self.out.len();
-            if !first {
-                self.out.push(b',');
-            }
+            // The separating comma (taken by `next_or_close`) comes out just before the
+            // key: the member starts there.
             self.whitespace();
+            let member_start = self.at() - usize::from(!first);
             let key = self.key()?;
             let key_start = member_start + usize::from(!first) + 1;
-            let key_end = self.out.len() - 1;
+            let key_end = self.at() - 1;
             self.expect(b':')?;
-            self.out.push(b':');
-            let value_start = self.out.len();
+            let value_start = self.at();
             let kind = self.value(place.child(key))?;
             self.layout.note(
                 place,
@@ -204,7 +219,7 @@ impl<'a> Reader<'a, '_> {
                 Noted {
                     member_start,
                     key: key_start..key_end,
-                    value: value_start..self.out.len(),
+                    value: value_start..self.at(),
                     kind,
                     first,
                 },
@@ -234,7 +249,6 @@ impl<'a> Reader<'a, '_> {
             return Err(GiveUp);
         }
         let b: &'a [u8] = self.b;
-        self.out.extend_from_slice(&b[self.i..=end]);
         let key = &b[self.i + 1..end];
         self.i = end + 1;
         Ok(key)
@@ -245,7 +259,6 @@ impl<'a> Reader<'a, '_> {
         let end = self.plain_end();
         match self.b.get(end) {
             Some(b'"') => {
-                self.out.extend_from_slice(&self.b[self.i..=end]);
                 self.i = end + 1;
                 Ok(())
             }
@@ -256,6 +269,7 @@ impl<'a> Reader<'a, '_> {
 
     /// A string literal with escapes: decoded, then written as serde_json writes it.
     fn escaped_string(&mut self) -> Step {
+        self.flush();
         let mut decoded = std::mem::take(&mut self.scratch);
         decoded.clear();
         let mut i = self.i + 1;
@@ -278,6 +292,7 @@ impl<'a> Reader<'a, '_> {
         write_str(&decoded, self.out);
         self.scratch = decoded;
         self.i = i;
+        self.pending = i;
         Ok(())
     }
 
@@ -358,14 +373,14 @@ impl<'a> Reader<'a, '_> {
             if int.len() > MAX_INTEGER_DIGITS || (negative && int == b"0") {
                 return Err(GiveUp);
             }
-            self.out.extend_from_slice(&b[start..i]);
             self.i = i;
             return Ok(());
         };
         if int.len() + fraction.len() > MAX_DIGITS {
             return Err(GiveUp);
         }
-        let kept = fraction.len() - fraction.iter().rev().take_while(|&&d| d == b'0').count();
+        let fraction_len = fraction.len();
+        let kept = fraction_len - fraction.iter().rev().take_while(|&&d| d == b'0').count();
         let fraction = &fraction[..kept];
         if int == b"0" && kept > 0 {
             let leading = fraction.iter().take_while(|&&d| d == b'0').count();
@@ -373,6 +388,13 @@ impl<'a> Reader<'a, '_> {
                 return Err(GiveUp);
             }
         }
+        // Written as it stands unless trailing zeros go (`1.50` → `1.5`, `1.00` → `1.0`).
+        let as_written = kept == fraction_len || (kept == 0 && fraction_len == 1);
+        if as_written {
+            self.i = i;
+            return Ok(());
+        }
+        self.flush();
         self.out.extend_from_slice(&b[start..int_start + int.len()]);
         self.out.push(b'.');
         if fraction.is_empty() {
@@ -381,6 +403,7 @@ impl<'a> Reader<'a, '_> {
             self.out.extend_from_slice(fraction);
         }
         self.i = i;
+        self.pending = i;
         Ok(())
     }
 }
