@@ -88,8 +88,9 @@ struct PartialField {
     /// holding a longer text value.
     pairs: StrSlots,
     long: u32,
-    /// Child keys and their field numbers, in first-seen order.
-    children: Vec<(Box<str>, u32)>,
+    /// Child keys and their field numbers, in first-seen order, and whether each key can
+    /// be guessed ([`Visit::expected_key`]: it holds no `"` or `\`).
+    children: Vec<(Box<str>, u32, bool)>,
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.
     hint: usize,
@@ -271,7 +272,8 @@ impl ChunkBuilder {
         };
         let id = self.fields.len() as u32;
         let node = &mut self.fields[parent];
-        node.children.push((key.into(), id));
+        let plain = !key.contains(['"', '\\']);
+        node.children.push((key.into(), id, plain));
         node.hint = node.children.len();
         self.fields.push(PartialField::new(path));
         id
@@ -479,6 +481,30 @@ impl Visit for ChunkBuilder {
     fn enter(&mut self, key: &str) {
         let parent = self.current();
         let child = self.child(parent, key);
+        self.stack.push(child);
+    }
+
+    /// The child key after the last one met here (wrapping around to the first).
+    fn expected_key(&self) -> Option<&str> {
+        let node = &self.fields[self.current()];
+        let n = node.children.len();
+        if n == 0 {
+            return None;
+        }
+        let (key, _, plain) = &node.children[if node.hint >= n { 0 } else { node.hint }];
+        plain.then_some(&**key)
+    }
+
+    fn enter_expected(&mut self) {
+        let parent = self.current();
+        let node = &mut self.fields[parent];
+        let i = if node.hint >= node.children.len() {
+            0
+        } else {
+            node.hint
+        };
+        node.hint = i + 1;
+        let child = node.children[i].1;
         self.stack.push(child);
     }
 

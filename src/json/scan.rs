@@ -28,6 +28,25 @@ fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
     Some(u64::from_le_bytes(chunk))
 }
 
+/// Whether two byte strings are equal. Up to 16 bytes (most keys and many values) they
+/// are compared in at most two overlapping word loads from each, rather than through a
+/// `memcmp` call, which costs more than the compare itself at these lengths.
+#[inline]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// The position of the first `"` or `\` in `bytes` at or after `from`, or `bytes.len()`.
 #[inline]
 pub(crate) fn quote_or_backslash(bytes: &[u8], from: usize) -> usize {

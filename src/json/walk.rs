@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::scan::quote_or_backslash;
+use super::scan::{quote_or_backslash, same_bytes};
 
 /// A scalar JSON value (`null` is never reported: it counts as absent).
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +31,15 @@ pub(crate) trait Visit {
     fn scalar(&mut self, value: Scalar<'_>);
     /// An object at the current path.
     fn object(&mut self) {}
+    /// The key the visitor expects next in the object it is in, if it has a guess: the
+    /// walker then checks the text against it, and calls [`Self::enter_expected`] rather
+    /// than scanning the key and calling [`Self::enter`]. The key must hold no `"` or `\`
+    /// (so that the text matching it and a closing quote is that very key).
+    fn expected_key(&self) -> Option<&str> {
+        None
+    }
+    /// Entering the member whose key [`Self::expected_key`] just returned.
+    fn enter_expected(&mut self) {}
 }
 
 struct Cursor<'a> {
@@ -169,11 +178,31 @@ fn walk_value(c: &mut Cursor<'_>, visit: &mut impl Visit) {
                 if c.peek() != Some(b'"') {
                     return;
                 }
-                let key = c.string();
-                if !c.eat(b':') {
-                    return;
+                // Records of one collection write their keys in the same order: the key
+                // the visitor expects is most often the one here, and then needs no scan.
+                let at = c.i + 1;
+                let expected = visit.expected_key().is_some_and(|k| {
+                    let k = k.as_bytes();
+                    c.b.get(at..at + k.len())
+                        .is_some_and(|text| same_bytes(text, k))
+                        && c.b.get(at + k.len()) == Some(&b'"')
+                        && {
+                            c.i = at + k.len() + 1;
+                            true
+                        }
+                });
+                if expected {
+                    if !c.eat(b':') {
+                        return;
+                    }
+                    visit.enter_expected();
+                } else {
+                    let key = c.string();
+                    if !c.eat(b':') {
+                        return;
+                    }
+                    visit.enter(&key);
                 }
-                visit.enter(&key);
                 walk_value(c, visit);
                 visit.leave();
                 if !c.eat(b',') {
@@ -470,6 +499,74 @@ mod tests {
             ]
         );
         assert_eq!(c.objects, ["", "attacks", "attacks", "e"]);
+    }
+
+    /// Guesses keys from a list in turn (right, a prefix or an extension of the real key,
+    /// or another one), for [`walks_the_same_with_guessed_keys`].
+    struct Guess {
+        inner: Collect,
+        guesses: &'static [&'static str],
+        next: usize,
+        taken: usize,
+    }
+
+    impl Visit for Guess {
+        fn enter(&mut self, key: &str) {
+            self.next += 1;
+            self.inner.enter(key);
+        }
+        fn leave(&mut self) {
+            self.inner.leave();
+        }
+        fn scalar(&mut self, value: Scalar<'_>) {
+            self.inner.scalar(value);
+        }
+        fn object(&mut self) {
+            self.inner.object();
+        }
+        fn expected_key(&self) -> Option<&str> {
+            Some(self.guesses[self.next % self.guesses.len()])
+        }
+        fn enter_expected(&mut self) {
+            let key = self.guesses[self.next % self.guesses.len()];
+            self.next += 1;
+            self.taken += 1;
+            self.inner.enter(key);
+        }
+    }
+
+    /// A right guess saves the scan and reports the same key; a wrong one (even a prefix
+    /// of the key, or a key the text's escaped key starts with) changes nothing.
+    #[test]
+    fn walks_the_same_with_guessed_keys() {
+        let docs = [
+            DOC,
+            r#"{"a\"b":1,"a\\":2,"ab":3,"a":{"a":4}}"#,
+            r#"{"id":"x","idx":1,"i":2}"#,
+        ];
+        let guesses: [&'static [&'static str]; 3] = [
+            &["id", "hp", "attacks", "name", "damage", "cos", "n", "ok", "gonex", "e", "x"],
+            &["a", "ab", "a"],
+            &["idx", "id", "i", "id"],
+        ];
+        let mut taken = 0;
+        for doc in docs {
+            for guesses in guesses {
+                let mut plain = Collect::default();
+                walk(doc, &mut plain);
+                let mut guessing = Guess {
+                    inner: Collect::default(),
+                    guesses,
+                    next: 0,
+                    taken: 0,
+                };
+                walk(doc, &mut guessing);
+                assert_eq!(guessing.inner.seen, plain.seen, "{doc} {guesses:?}");
+                assert_eq!(guessing.inner.objects, plain.objects, "{doc} {guesses:?}");
+                taken += guessing.taken;
+            }
+        }
+        assert!(taken >= 8, "{taken} right guesses");
     }
 
     #[test]
