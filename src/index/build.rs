@@ -522,7 +522,7 @@ impl Visit for ChunkBuilder {
         match value {
             Scalar::Str(s) => self.add_str(f, &s),
             Scalar::Num(text) => {
-                if let Ok(x) = text.parse::<f64>() {
+                if let Some(x) = short_decimal(text).or_else(|| text.parse::<f64>().ok()) {
                     let slot = self.number_slot(f, x, true);
                     self.add(slot, self.doc);
                 }
@@ -541,6 +541,39 @@ impl Visit for ChunkBuilder {
         }
         *word |= bit;
     }
+}
+
+/// The value of a JSON number of at most 15 digits and no exponent (`-12`, `19.72`),
+/// read without the general parser: its digits make an integer below 2^53, exact as an
+/// `f64`, and so is a power of ten up to 10^15; one division of the two is then the
+/// correctly rounded value of the decimal, which is what `str::parse` returns. `None` for
+/// any other text (the caller then parses it).
+fn short_decimal(text: &str) -> Option<f64> {
+    const POWERS: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let b = text.as_bytes();
+    let (negative, b) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    let mut mantissa = 0u64;
+    let (mut digits, mut fraction) = (0usize, None);
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(c - b'0');
+                digits += 1;
+            }
+            b'.' if fraction.is_none() && i > 0 => fraction = Some(b.len() - i - 1),
+            _ => return None,
+        }
+    }
+    if digits == 0 || digits > 15 || fraction == Some(0) {
+        return None;
+    }
+    let x = mantissa as f64 / POWERS[fraction.unwrap_or(0)];
+    Some(if negative { -x } else { x })
 }
 
 /// A walked chunk: its ids grouped by slot, and its fields.
@@ -768,6 +801,58 @@ fn merge_field(ids: &[ChunkIds], parts: Vec<(usize, ChunkField)>) -> Field {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The short path reads numbers exactly as `str::parse` does, and leaves the rest.
+    #[test]
+    fn short_decimals_parse_as_the_standard_library_does() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "19.72",
+            "0.1",
+            "0.3",
+            "846.9",
+            "1.0",
+            "-0.0001",
+            "123456789012345",
+            "12345678.9012345",
+            "0.00000000000001",
+            "900719925474.993",
+        ] {
+            let fast = short_decimal(text).unwrap_or_else(|| panic!("{text} not read"));
+            let parsed: f64 = text.parse().unwrap();
+            assert_eq!(fast.to_bits(), parsed.to_bits(), "{text}");
+        }
+        for text in [
+            "",
+            "-",
+            ".5",
+            "5.",
+            "1e3",
+            "1.5E2",
+            "1234567890123456",
+            "1.2.3",
+            "+1",
+            "--1",
+            "1-",
+        ] {
+            assert_eq!(short_decimal(text), None, "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Random decimals of up to 15 digits agree with `str::parse` bit for bit.
+        #[test]
+        fn short_decimals_agree(int in 0u64..10_000_000, frac in 0u64..100_000_000, point in 0usize..9, negative: bool) {
+            let frac = format!("{frac:08}");
+            let text = format!("{}{int}{}{}", if negative { "-" } else { "" },
+                if point > 0 { "." } else { "" }, &frac[..point]);
+            let parsed: f64 = text.parse().unwrap();
+            proptest::prop_assert_eq!(short_decimal(&text).map(f64::to_bits), Some(parsed.to_bits()), "{}", text);
+        }
+    }
 
     /// Sixteen chunks while they fit between the bounds; never more records in one than
     /// its 16-bit ids can number.

@@ -545,7 +545,9 @@ mod tests {
             r#"{"id":"x","idx":1,"i":2}"#,
         ];
         let guesses: [&'static [&'static str]; 3] = [
-            &["id", "hp", "attacks", "name", "damage", "cos", "n", "ok", "gonex", "e", "x"],
+            &[
+                "id", "hp", "attacks", "name", "damage", "cos", "n", "ok", "gonex", "e", "x",
+            ],
             &["a", "ab", "a"],
             &["idx", "id", "i", "id"],
         ];
