@@ -141,6 +141,22 @@ pub fn is_cjk(c: char) -> bool {
     )
 }
 
+/// Per byte: whether it is an ASCII letter or digit (a word byte of an ASCII text).
+const ASCII_WORD: [bool; 256] = ascii_table(false);
+/// [`ASCII_WORD`] with `*` and `?` (the word bytes of an ASCII query pattern).
+const ASCII_PATTERN_WORD: [bool; 256] = ascii_table(true);
+
+const fn ascii_table(pattern: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        let byte = b as u8;
+        table[b] = byte.is_ascii_alphanumeric() || (pattern && (byte == b'*' || byte == b'?'));
+        b += 1;
+    }
+    table
+}
+
 /// Whether `c` can be part of a word: a letter, a digit, or a kana voicing mark.
 #[inline]
 fn is_word_char(c: char) -> bool {
@@ -189,12 +205,21 @@ impl<'a> Iterator for Words<'a> {
         let pattern = self.pattern;
         if self.ascii {
             let bytes = self.rest.as_bytes();
-            let part = |b: u8| b.is_ascii_alphanumeric() || (pattern && (b == b'*' || b == b'?'));
-            let start = bytes.iter().position(|&b| part(b))?;
+            let table = if pattern {
+                &ASCII_PATTERN_WORD
+            } else {
+                &ASCII_WORD
+            };
+            let part = |b: u8| table[usize::from(b)];
+            let Some(start) = bytes.iter().position(|&b| part(b)) else {
+                self.rest = "";
+                return None;
+            };
             let end = bytes[start..]
                 .iter()
                 .position(|&b| !part(b))
                 .map_or(bytes.len(), |n| start + n);
+            // Both ends are ASCII positions of an ASCII text: character boundaries.
             let word = &self.rest[start..end];
             self.rest = &self.rest[end..];
             return Some(word);
