@@ -20,7 +20,7 @@ use std::ops::Range;
 
 use super::fields::{field_kind, FieldKind};
 use super::hash::{same_bytes, NumberMap, SortedStrs, StrSlots};
-use super::vocab::{bitmap_of_sorted, number_key, NumVocabBuilder, VocabBuilder};
+use super::vocab::{bitmap_of_bits, bitmap_of_sorted, number_key, NumVocabBuilder, VocabBuilder};
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
@@ -410,10 +410,10 @@ impl ChunkBuilder {
         slots
     }
 
-    /// Packs the chunk: counting-sorts the pairs into runs by slot, appends each field's
-    /// `exists` bits as one more run (the bitsets are freed here, where the next chunk's
-    /// walk on this thread reuses their memory, rather than after the merge), and lists each
-    /// field's keys in order. Gives the pair buffer back for another chunk.
+    /// Packs the chunk: counting-sorts the pairs into runs by slot and lists each field's
+    /// keys in order; each field's `exists` bitset is kept as it is (a bit per record is
+    /// a sixteenth of an id per record, and most fields hold a value in most records).
+    /// Gives the pair buffer back for another chunk.
     fn finish(self) -> (Chunk, Vec<(u32, u32)>) {
         let ChunkBuilder {
             fields,
@@ -430,13 +430,7 @@ impl ChunkBuilder {
         }
         starts.push(total);
         let mut cursor = starts.clone();
-        let exists_total: usize = fields
-            .iter()
-            .flat_map(|f| &f.exists)
-            .map(|w| w.count_ones() as usize)
-            .sum();
-        let mut ids = Vec::with_capacity(total as usize + exists_total);
-        ids.resize(total as usize, 0u16);
+        let mut ids = vec![0u16; total as usize];
         for &(slot, doc) in &pairs {
             let at = &mut cursor[slot as usize];
             // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
@@ -454,13 +448,8 @@ impl ChunkBuilder {
                     list.sort_unstable_by(|a, b| by_number(&a.0, &b.0));
                     list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
                 };
-                let start = ids.len() as u32;
-                for (w, &word) in f.exists.iter().enumerate() {
-                    // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
-                    ids.extend(set_bits(word).map(|bit| (w * 64) as u16 + bit as u16));
-                }
                 ChunkField {
-                    exists: start..ids.len() as u32,
+                    exists: f.exists,
                     terms: keyed(f.terms),
                     pairs: keyed(f.pairs),
                     long: slot_run(f.long),
@@ -590,7 +579,8 @@ struct Chunk {
 struct ChunkField {
     path: Box<str>,
     kind: FieldKind,
-    exists: Range<u32>,
+    /// Bit `i` set when record `base + i` holds a scalar here (empty when none does).
+    exists: Vec<u64>,
     terms: SortedStrs<Range<u32>>,
     pairs: SortedStrs<Range<u32>>,
     long: Range<u32>,
@@ -600,15 +590,27 @@ struct ChunkField {
     multi: bool,
 }
 
-/// The positions of the set bits of `word`, lowest first.
-fn set_bits(mut word: u64) -> impl Iterator<Item = u32> {
-    std::iter::from_fn(move || {
-        (word != 0).then(|| {
-            let bit = word.trailing_zeros();
-            word &= word - 1;
-            bit
-        })
-    })
+/// One field's `exists` bits over the whole collection: each chunk's bitset shifted to
+/// its first record (chunks need not start at a multiple of 64).
+fn exists_bits(ids: &[ChunkIds], parts: &[(usize, ChunkField)]) -> Vec<u64> {
+    let end = parts
+        .iter()
+        .map(|(c, p)| ids[*c].0 as usize + 64 * p.exists.len())
+        .max()
+        .unwrap_or(0);
+    let mut bits = vec![0u64; end.div_ceil(64)];
+    for (c, p) in parts {
+        let base = ids[*c].0 as usize;
+        let shift = base % 64;
+        for (w, &word) in p.exists.iter().enumerate() {
+            let at = base / 64 + w;
+            bits[at] |= word << shift;
+            if shift != 0 {
+                bits[at + 1] |= word >> (64 - shift);
+            }
+        }
+    }
+    bits
 }
 
 /// A chunk's first record and its ids counted from it ([`Chunk::base`], [`Chunk::ids`]).
@@ -731,21 +733,18 @@ fn merge_field(ids: &[ChunkIds], parts: Vec<(usize, ChunkField)>) -> Field {
     let (path, kind) = (first.path.clone(), first.kind);
     let holds_objects = parts.iter().any(|(_, p)| p.holds_objects);
     let single_valued = !parts.iter().any(|(_, p)| p.multi);
-    let bitmap = |pick: fn(&ChunkField) -> &Range<u32>| {
-        let all: Vec<u32> = parts
-            .iter()
-            .flat_map(|(c, p)| {
-                let r = pick(p);
-                let (base, chunk) = &ids[*c];
-                chunk[r.start as usize..r.end as usize]
-                    .iter()
-                    .map(move |&id| base + u32::from(id))
-            })
-            .collect();
-        bitmap_of_sorted(&all)
-    };
-    let exists = bitmap(|p| &p.exists);
-    let long_values = bitmap(|p| &p.long);
+    let exists = bitmap_of_bits(&exists_bits(ids, &parts));
+    // Chunks are ordered ranges of ids, so the ids come out ascending.
+    let long_ids: Vec<u32> = parts
+        .iter()
+        .flat_map(|(c, p)| {
+            let (base, chunk) = &ids[*c];
+            chunk[p.long.start as usize..p.long.end as usize]
+                .iter()
+                .map(move |&id| base + u32::from(id))
+        })
+        .collect();
+    let long_values = bitmap_of_sorted(&long_ids);
 
     let strings = |pick: fn(&ChunkField) -> &SortedStrs<Range<u32>>| {
         let lists: Vec<&SortedStrs<Range<u32>>> = parts.iter().map(|(_, p)| pick(p)).collect();
@@ -801,6 +800,7 @@ fn merge_field(ids: &[ChunkIds], parts: Vec<(usize, ChunkField)>) -> Field {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use roaring::RoaringBitmap;
 
     /// The short path reads numbers exactly as `str::parse` does, and leaves the rest.
     #[test]
@@ -852,6 +852,31 @@ mod tests {
             let parsed: f64 = text.parse().unwrap();
             proptest::prop_assert_eq!(short_decimal(&text).map(f64::to_bits), Some(parsed.to_bits()), "{}", text);
         }
+    }
+
+    /// Chunks of 4,375 records start off a multiple of 64: each chunk's `exists` bits are
+    /// shifted into place, and every field's set is exactly the records holding it.
+    #[test]
+    fn exists_across_chunks_not_aligned_to_words() {
+        let n = 70_000u32;
+        assert_eq!(chunk_len(n as usize) % 64, 23);
+        let docs: Vec<String> = (0..n)
+            .map(|i| {
+                if i % 3 == 0 {
+                    format!(r#"{{"a":{i},"b":"x"}}"#)
+                } else {
+                    format!(r#"{{"a":{i}}}"#)
+                }
+            })
+            .collect();
+        let texts: Vec<&str> = docs.iter().map(String::as_str).collect();
+        let index = build(&texts);
+        let exists = |path: &str| index.field(index.lookup(path).unwrap()).exists().clone();
+        let mut every = RoaringBitmap::new();
+        every.insert_range(0..n);
+        assert_eq!(exists("a"), every);
+        let thirds: RoaringBitmap = (0..n).filter(|i| i % 3 == 0).collect();
+        assert_eq!(exists("b"), thirds);
     }
 
     /// Sixteen chunks while they fit between the bounds; never more records in one than

@@ -80,75 +80,136 @@ impl<'a> Postings<'a> {
     }
 }
 
-/// The bitmap of `ids` (ascending, no repeats), every container at its exact size.
-///
-/// The ids are written straight in roaring's portable format (the version without run
-/// containers: cookie, container count, each container's key and cardinality, their
-/// offsets, then each container: up to 4,096 ids as 16-bit values, more as a 65,536-bit
-/// bitmap), which roaring's deserializer reads into arrays and a container list of exactly
-/// the sizes needed. Appending ids one by one (`from_sorted_iter`) costs several times more
-/// per id, and grows each array by doubling, which leaves on average a quarter of it unused
-/// (17 MiB of the index's 61 MiB of arrays at 1M cards). Run containers are never made:
-/// they are smaller for clustered lists, but roaring intersects an array with runs by a
-/// binary search per id; array and bitmap containers intersect fast with everything.
-pub(crate) fn bitmap_of_sorted(ids: &[u32]) -> RoaringBitmap {
-    debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+/// A bitmap being written in roaring's portable format, container by container, then read
+/// back by roaring: see [`bitmap_of_sorted`].
+#[derive(Default)]
+struct PortableBitmap {
+    /// Each container's key (its ids' high 16 bits) and cardinality.
+    containers: smallvec::SmallVec<[(u16, usize); 16]>,
+    /// The containers' bytes.
+    body: Vec<u8>,
+}
+
+impl PortableBitmap {
     /// roaring's `SERIAL_COOKIE_NO_RUNCONTAINER`, and its largest array container.
     const COOKIE: u32 = 12_346;
     const ARRAY_LIMIT: usize = 4096;
-    // Each container: its key (the ids' high 16 bits) and its range of `ids`.
-    let mut containers: smallvec::SmallVec<[(u16, Range<usize>); 16]> = smallvec::SmallVec::new();
+
+    /// A container of at most [`Self::ARRAY_LIMIT`] ids: their low halves, ascending.
+    fn array(&mut self, key: u16, low: &[u16]) {
+        debug_assert!(low.len() <= Self::ARRAY_LIMIT);
+        self.body.reserve(2 * low.len());
+        for &id in low {
+            self.body.extend_from_slice(&id.to_le_bytes());
+        }
+        self.containers.push((key, low.len()));
+    }
+
+    /// A container of more than [`Self::ARRAY_LIMIT`] ids, as 65,536 bits.
+    fn bits(&mut self, key: u16, words: &[u64; 1024], len: usize) {
+        debug_assert!(len > Self::ARRAY_LIMIT);
+        self.body.reserve(8192);
+        for word in words {
+            self.body.extend_from_slice(&word.to_le_bytes());
+        }
+        self.containers.push((key, len));
+    }
+
+    /// The bitmap: the header (cookie, container count, each container's key and
+    /// cardinality less one, their offsets) before the containers, read back by roaring,
+    /// which allocates every array and the container list at their exact sizes.
+    fn finish(self) -> RoaringBitmap {
+        let header = 8 + 8 * self.containers.len();
+        let mut bytes = Vec::with_capacity(header + self.body.len());
+        bytes.extend_from_slice(&Self::COOKIE.to_le_bytes());
+        bytes.extend_from_slice(&(self.containers.len() as u32).to_le_bytes());
+        for &(key, len) in &self.containers {
+            bytes.extend_from_slice(&key.to_le_bytes());
+            // A container holds 1 to 65,536 ids: its cardinality less one fits 16 bits.
+            bytes.extend_from_slice(&((len - 1) as u16).to_le_bytes());
+        }
+        let mut offset = header;
+        for &(_, len) in &self.containers {
+            bytes.extend_from_slice(&(offset as u32).to_le_bytes());
+            offset += if len <= Self::ARRAY_LIMIT {
+                2 * len
+            } else {
+                8192
+            };
+        }
+        bytes.extend_from_slice(&self.body);
+        // The bytes follow the format (the tests compare the results with
+        // `from_sorted_iter` for containers of every kind), so reading them back cannot fail.
+        RoaringBitmap::deserialize_unchecked_from(bytes.as_slice())
+            .expect("roaring reads back the portable format it documents")
+    }
+}
+
+/// The bitmap of `ids` (ascending, no repeats), every container at its exact size.
+///
+/// The ids are written straight in roaring's portable format (the version without run
+/// containers: up to 4,096 ids of a container as 16-bit values, more as a 65,536-bit
+/// bitmap) and read back. Appending ids one by one (`from_sorted_iter`) costs several times
+/// more per id, and grows each array by doubling, which leaves on average a quarter of it
+/// unused (17 MiB of the index's 61 MiB of arrays at 1M cards). Run containers are never
+/// made: they are smaller for clustered lists, but roaring intersects an array with runs by
+/// a binary search per id; array and bitmap containers intersect fast with everything.
+pub(crate) fn bitmap_of_sorted(ids: &[u32]) -> RoaringBitmap {
+    debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let mut bitmap = PortableBitmap::default();
+    let mut low = Vec::new();
     let mut start = 0;
     while start < ids.len() {
         let key = ids[start] >> 16;
         let end = start + ids[start..].partition_point(|&id| id >> 16 == key);
-        containers.push((key as u16, start..end));
+        let group = &ids[start..end];
+        if group.len() <= PortableBitmap::ARRAY_LIMIT {
+            low.clear();
+            low.extend(group.iter().map(|&id| id as u16));
+            bitmap.array(key as u16, &low);
+        } else {
+            let mut words = [0u64; 1024];
+            for &id in group {
+                let bit = (id & 0xFFFF) as usize;
+                words[bit / 64] |= 1 << (bit % 64);
+            }
+            bitmap.bits(key as u16, &words, group.len());
+        }
         start = end;
     }
-    let body = |r: &Range<usize>| {
-        if r.len() <= ARRAY_LIMIT {
-            2 * r.len()
-        } else {
-            8192
+    bitmap.finish()
+}
+
+/// The bitmap of the set bits of `words` (bit `i % 64` of word `i / 64` is id `i`), made
+/// as [`bitmap_of_sorted`] makes one: a container of many ids is its 1,024 words as they
+/// are, one of few has its ids listed.
+pub(crate) fn bitmap_of_bits(words: &[u64]) -> RoaringBitmap {
+    let mut bitmap = PortableBitmap::default();
+    let mut low = Vec::new();
+    for (key, part) in words.chunks(1024).enumerate() {
+        let len: usize = part.iter().map(|w| w.count_ones() as usize).sum();
+        if len == 0 {
+            continue;
         }
-    };
-    let header = 8 + 8 * containers.len();
-    let mut bytes =
-        Vec::with_capacity(header + containers.iter().map(|(_, r)| body(r)).sum::<usize>());
-    bytes.extend_from_slice(&COOKIE.to_le_bytes());
-    bytes.extend_from_slice(&(containers.len() as u32).to_le_bytes());
-    for (key, r) in &containers {
-        bytes.extend_from_slice(&key.to_le_bytes());
-        // A container holds 1 to 65,536 ids: its cardinality less one fits 16 bits.
-        bytes.extend_from_slice(&((r.len() - 1) as u16).to_le_bytes());
-    }
-    let mut offset = header;
-    for (_, r) in &containers {
-        bytes.extend_from_slice(&(offset as u32).to_le_bytes());
-        offset += body(r);
-    }
-    for (_, r) in &containers {
-        let group = &ids[r.clone()];
-        if group.len() <= ARRAY_LIMIT {
-            for &id in group {
-                bytes.extend_from_slice(&(id as u16).to_le_bytes());
-            }
+        // At most 2^32 ids: the key fits 16 bits.
+        let key = key as u16;
+        if len > PortableBitmap::ARRAY_LIMIT {
+            let mut all = [0u64; 1024];
+            all[..part.len()].copy_from_slice(part);
+            bitmap.bits(key, &all, len);
         } else {
-            let mut words = vec![0u64; 1024];
-            for &id in group {
-                let low = (id & 0xFFFF) as usize;
-                words[low / 64] |= 1 << (low % 64);
+            low.clear();
+            for (w, &word) in part.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    low.push((w * 64) as u16 + word.trailing_zeros() as u16);
+                    word &= word - 1;
+                }
             }
-            for word in words {
-                bytes.extend_from_slice(&word.to_le_bytes());
-            }
+            bitmap.array(key, &low);
         }
     }
-    // The bytes follow the format, so reading them back cannot fail; should it all the
-    // same (a roaring change), the slow way gives the same bitmap.
-    RoaringBitmap::deserialize_unchecked_from(bytes.as_slice()).unwrap_or_else(|_| {
-        RoaringBitmap::from_sorted_iter(ids.iter().copied()).unwrap_or_default()
-    })
+    bitmap.finish()
 }
 
 /// Where one term's postings are: `small[start..start + len]`, or `bitmaps[start]` when
@@ -467,6 +528,16 @@ mod tests {
         assert!(bytes < before.n_bytes_array_containers);
         assert_eq!(bitmap_of_sorted(&[]), RoaringBitmap::new());
         assert_eq!(bitmap_of_sorted(&[7]).iter().collect::<Vec<_>>(), [7]);
+        let mut words = vec![0u64; (u32::MAX as usize + 1) / 64];
+        for &id in &ids {
+            words[id as usize / 64] |= 1 << (id % 64);
+        }
+        assert_eq!(bitmap_of_bits(&words), built);
+        assert_eq!(bitmap_of_bits(&[]), RoaringBitmap::new());
+        assert_eq!(
+            bitmap_of_bits(&[0, 1 << 63]).iter().collect::<Vec<_>>(),
+            [127]
+        );
     }
 
     proptest::proptest! {
@@ -475,7 +546,12 @@ mod tests {
         fn bitmap_of_sorted_agrees(ids in proptest::collection::btree_set(0u32..300_000, 0..6000)) {
             let ids: Vec<u32> = ids.into_iter().collect();
             let built = RoaringBitmap::from_sorted_iter(ids.iter().copied()).unwrap();
-            proptest::prop_assert_eq!(bitmap_of_sorted(&ids), built);
+            proptest::prop_assert_eq!(bitmap_of_sorted(&ids), built.clone());
+            let mut words = vec![0u64; 300_000 / 64 + 1];
+            for &id in &ids {
+                words[id as usize / 64] |= 1 << (id % 64);
+            }
+            proptest::prop_assert_eq!(bitmap_of_bits(&words), built);
         }
     }
 
