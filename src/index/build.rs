@@ -218,6 +218,18 @@ struct ChunkBuilder {
     pairs: Vec<(u32, u32)>,
 }
 
+/// Adds record `doc` to slot `slot` (the walk's `(slot, record)` pairs), unless it was
+/// the last record added there.
+#[inline]
+fn add_to(slots: &mut [SlotState], pairs: &mut Vec<(u32, u32)>, slot: u32, doc: u32) {
+    let state = &mut slots[slot as usize];
+    if state.last != doc {
+        state.last = doc;
+        state.count += 1;
+        pairs.push((slot, doc));
+    }
+}
+
 /// What the walk keeps per slot, side by side so that adding a record to a slot touches
 /// one cache line.
 #[derive(Debug, Clone, Copy)]
@@ -238,12 +250,7 @@ impl ChunkBuilder {
     }
 
     fn add(&mut self, slot: u32, doc: u32) {
-        let state = &mut self.slots[slot as usize];
-        if state.last != doc {
-            state.last = doc;
-            state.count += 1;
-            self.pairs.push((slot, doc));
-        }
+        add_to(&mut self.slots, &mut self.pairs, slot, doc);
     }
 
     fn current(&self) -> usize {
@@ -341,10 +348,15 @@ impl ChunkBuilder {
             field.memo_value.push_str(value);
             field.memo_valid = true;
         }
-        let memo = self.fields[f].memo;
-        for i in memo.start..memo.end {
-            let slot = self.fields[f].cache.slots[i as usize];
-            self.add(slot, doc);
+        let ChunkBuilder {
+            fields,
+            slots,
+            pairs,
+            ..
+        } = self;
+        let memo = fields[f].memo;
+        for &slot in &fields[f].cache.slots[memo.start as usize..memo.end as usize] {
+            add_to(slots, pairs, slot, doc);
         }
         if let Some(slot) = memo.number {
             self.add(slot, doc);
