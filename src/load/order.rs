@@ -134,19 +134,16 @@ fn keys(
     Ok((all, arenas))
 }
 
-/// Sorts records by their keys (in parallel), refusing duplicate ids. What is sorted is a
-/// list of `(head, position)` pairs, the head packing a record's rank, whether its second
-/// key is missing and that key's first four bytes: most compares are one of two numbers,
-/// and no record is moved until its place is known.
+/// Sorts records by their keys (in parallel), refusing duplicate ids.
 fn sort(
     gathered: &Gathered,
-    keyed: Vec<SortKey>,
+    mut keyed: Vec<SortKey>,
     arenas: &[Vec<u8>],
     scratch: &par::Pool<Vec<(u64, u32)>>,
 ) -> Result<Vec<Prepared>, LoadError> {
     let bytes =
         |k: &SortKey, r: &Range<u32>| &arenas[k.file as usize][r.start as usize..r.end as usize];
-    let compare = |a: &SortKey, b: &SortKey| {
+    par::sort_by(&mut keyed, |a, b| {
         let second = match (&a.second, &b.second) {
             (Some(x), Some(y)) => bytes(a, x).cmp(bytes(b, y)),
             (Some(_), None) => Ordering::Less,
@@ -162,51 +159,12 @@ fn sort(
                     .str(&a.record, a.record.id)
                     .cmp(gathered.str(&b.record, b.record.id))
             })
-    };
-    let mut order: Vec<(u64, u32)> = keyed
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
-            (
-                head(k.rank, k.second.as_ref().map(|r| bytes(k, r))),
-                i as u32,
-            )
-        })
-        .collect();
-    par::sort_by(&mut order, |a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| compare(&keyed[a.1 as usize], &keyed[b.1 as usize]))
     });
     let mut pairs = scratch.take();
     let unique = check_unique(gathered, &keyed, &mut pairs);
     scratch.give(pairs);
     unique?;
-    Ok(order
-        .into_iter()
-        .map(|(_, i)| keyed[i as usize].record.clone())
-        .collect())
-}
-
-/// A number ordered as the first keys of [`sort`] are: the rank (above bit 33), then a
-/// missing second key after a present one (bit 32), then the second key's first four
-/// bytes, zero-padded. Two records whose heads differ are in the order of their heads (a
-/// shorter key that pads equal to a longer one's start is its prefix, which comes first);
-/// equal heads leave the order to the whole keys.
-fn head(rank: u32, second: Option<&[u8]>) -> u64 {
-    if rank >= 1 << 31 {
-        // Past any rank below it; among such records the whole keys decide.
-        return u64::MAX;
-    }
-    let (missing, start) = match second {
-        None => (1, 0),
-        Some(key) => {
-            let mut four = [0u8; 4];
-            let n = key.len().min(4);
-            four[..n].copy_from_slice(&key[..n]);
-            (0, u32::from_be_bytes(four))
-        }
-    };
-    (u64::from(rank) << 33) | (missing << 32) | u64::from(start)
+    Ok(keyed.into_iter().map(|k| k.record).collect())
 }
 
 /// Expansions in default order: `release_date` (missing last), then id.
@@ -248,42 +206,4 @@ pub(super) fn order_cards(
         Ok((rank, number.map(|n| push_key(arena, n, true))))
     })?;
     sort(gathered, keyed, &arenas, scratch)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// The first keys' order: rank, then a present second key (bytes in order) before a
-    /// missing one.
-    fn first_keys(a: (u32, Option<&[u8]>), b: (u32, Option<&[u8]>)) -> Ordering {
-        let second = match (a.1, b.1) {
-            (Some(x), Some(y)) => x.cmp(y),
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (None, None) => Ordering::Equal,
-        };
-        a.0.cmp(&b.0).then(second)
-    }
-
-    proptest! {
-        /// Two records whose heads differ are in the order of their first keys.
-        #[test]
-        fn heads_agree_with_the_first_keys(
-            ranks in (prop_oneof![0u32..3, Just(u32::MAX), Just(1 << 31)], prop_oneof![0u32..3, Just(u32::MAX)]),
-            keys in (proptest::option::of(proptest::collection::vec(prop_oneof![Just(0u8), Just(1), Just(255)], 0..7)),
-                     proptest::option::of(proptest::collection::vec(prop_oneof![Just(0u8), Just(1), Just(255)], 0..7))),
-        ) {
-            let a = (ranks.0, keys.0.as_deref());
-            let b = (ranks.1, keys.1.as_deref());
-            let (ha, hb) = (head(a.0, a.1), head(b.0, b.1));
-            if ha != hb {
-                prop_assert_eq!(ha.cmp(&hb), first_keys(a, b));
-            }
-            if first_keys(a, b) == Ordering::Equal {
-                prop_assert_eq!(ha, hb);
-            }
-        }
-    }
 }
