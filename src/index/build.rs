@@ -485,28 +485,29 @@ impl Visit for ChunkBuilder {
         self.stack.push(child);
     }
 
-    /// The child key after the last one met here (wrapping around to the first).
-    fn expected_key(&self) -> Option<&str> {
-        let node = &self.fields[self.current()];
+    /// Enters the child after the last one met here (wrapping around to the first) when
+    /// the text starts with its key.
+    #[inline]
+    fn enter_expected(&mut self, text: &[u8]) -> Option<usize> {
+        let parent = self.current();
+        let node = &mut self.fields[parent];
         let n = node.children.len();
         if n == 0 {
             return None;
         }
-        let (key, _, plain) = &node.children[if node.hint >= n { 0 } else { node.hint }];
-        plain.then_some(&**key)
-    }
-
-    fn enter_expected(&mut self) {
-        let parent = self.current();
-        let node = &mut self.fields[parent];
-        let i = if node.hint >= node.children.len() {
-            0
-        } else {
-            node.hint
-        };
+        let i = if node.hint >= n { 0 } else { node.hint };
+        let (key, child, plain) = &node.children[i];
+        let key = key.as_bytes();
+        let matches = *plain
+            && text.get(..key.len()).is_some_and(|t| same_bytes(t, key))
+            && text.get(key.len()) == Some(&b'"');
+        if !matches {
+            return None;
+        }
+        let (len, child) = (key.len(), *child);
         node.hint = i + 1;
-        let child = node.children[i].1;
         self.stack.push(child);
+        Some(len)
     }
 
     fn leave(&mut self) {

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::scan::{quote_or_backslash, same_bytes};
+use super::scan::quote_or_backslash;
 
 /// A scalar JSON value (`null` is never reported: it counts as absent).
 #[derive(Debug, Clone, PartialEq)]
@@ -31,15 +31,16 @@ pub(crate) trait Visit {
     fn scalar(&mut self, value: Scalar<'_>);
     /// An object at the current path.
     fn object(&mut self) {}
-    /// The key the visitor expects next in the object it is in, if it has a guess: the
-    /// walker then checks the text against it, and calls [`Self::enter_expected`] rather
-    /// than scanning the key and calling [`Self::enter`]. The key must hold no `"` or `\`
-    /// (so that the text matching it and a closing quote is that very key).
-    fn expected_key(&self) -> Option<&str> {
+    /// Before a key is read: `text` is what follows its opening quote. A visitor that
+    /// expects a key here and finds that `text` starts with it and a closing quote enters
+    /// that member, as [`Self::enter`] would, and returns the key's length; the walker then
+    /// skips it without scanning for its end. The key must hold no `"` or `\` (so that
+    /// its bytes and a quote are that very key). By default, `None`: the walker reads the
+    /// key and calls [`Self::enter`].
+    fn enter_expected(&mut self, text: &[u8]) -> Option<usize> {
+        let _ = text;
         None
     }
-    /// Entering the member whose key [`Self::expected_key`] just returned.
-    fn enter_expected(&mut self) {}
 }
 
 struct Cursor<'a> {
@@ -181,21 +182,13 @@ fn walk_value(c: &mut Cursor<'_>, visit: &mut impl Visit) {
                 // Records of one collection write their keys in the same order: the key
                 // the visitor expects is most often the one here, and then needs no scan.
                 let at = c.i + 1;
-                let expected = visit.expected_key().is_some_and(|k| {
-                    let k = k.as_bytes();
-                    c.b.get(at..at + k.len())
-                        .is_some_and(|text| same_bytes(text, k))
-                        && c.b.get(at + k.len()) == Some(&b'"')
-                        && {
-                            c.i = at + k.len() + 1;
-                            true
-                        }
-                });
-                if expected {
+                if let Some(len) = visit.enter_expected(c.b.get(at..).unwrap_or_default()) {
+                    c.i = at + len + 1;
                     if !c.eat(b':') {
+                        // Not JSON this walker reads (it stops); the member is left.
+                        visit.leave();
                         return;
                     }
-                    visit.enter_expected();
                 } else {
                     let key = c.string();
                     if !c.eat(b':') {
@@ -524,14 +517,16 @@ mod tests {
         fn object(&mut self) {
             self.inner.object();
         }
-        fn expected_key(&self) -> Option<&str> {
-            Some(self.guesses[self.next % self.guesses.len()])
-        }
-        fn enter_expected(&mut self) {
+        fn enter_expected(&mut self, text: &[u8]) -> Option<usize> {
             let key = self.guesses[self.next % self.guesses.len()];
+            let matches = text.starts_with(key.as_bytes()) && text.get(key.len()) == Some(&b'"');
+            if !matches {
+                return None;
+            }
             self.next += 1;
             self.taken += 1;
             self.inner.enter(key);
+            Some(key.len())
         }
     }
 
