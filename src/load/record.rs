@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::error::{LoadError, LoadErrorKind};
+use crate::json::scan::same_bytes;
 use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::json::walk::{string_array, string_value};
 use crate::json::write::{write_str, Strip};
@@ -348,7 +349,10 @@ struct Record<'a> {
 
 /// The member `key` of a list (the last, should a key repeat).
 fn find<'a>(out: &[u8], members: &'a [Member], key: &[u8]) -> Option<&'a Member> {
-    members.iter().rev().find(|m| &out[m.key.clone()] == key)
+    members
+        .iter()
+        .rev()
+        .find(|m| same_bytes(&out[m.key.clone()], key))
 }
 
 impl<'a> Record<'a> {

@@ -110,6 +110,7 @@ impl<'a> Reader<'a, '_> {
     }
 
     /// Skips whitespace and takes `c`, or gives up.
+    #[inline]
     fn expect(&mut self, c: u8) -> Step {
         self.whitespace();
         if self.b.get(self.i) == Some(&c) {
@@ -154,6 +155,7 @@ impl<'a> Reader<'a, '_> {
 
     /// Whether the container ends here (taking its closing bracket), after skipping
     /// whitespace.
+    #[inline]
     fn closes(&mut self, bracket: u8) -> bool {
         self.whitespace();
         if self.b.get(self.i) == Some(&bracket) {
@@ -166,6 +168,7 @@ impl<'a> Reader<'a, '_> {
     }
 
     /// After an element or member: `,` (more follow) or the closing bracket.
+    #[inline]
     fn next_or_close(&mut self, bracket: u8) -> Step<bool> {
         self.whitespace();
         match self.b.get(self.i) {
