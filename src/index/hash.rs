@@ -342,20 +342,6 @@ mod tests {
     }
 
     proptest! {
-        /// `same_bytes` is `==` at every length, around the word-size boundaries too.
-        #[test]
-        fn same_bytes_is_equality(a in proptest::collection::vec(0u8..3, 0..40), flip in 0usize..40) {
-            let mut b = a.clone();
-            prop_assert!(same_bytes(&a, &b));
-            if flip < b.len() {
-                b[flip] ^= 1;
-                prop_assert!(!same_bytes(&a, &b));
-            }
-            b.push(0);
-            prop_assert_eq!(same_bytes(&a[..], &b[..b.len() - 1]), a[..] == b[..b.len() - 1]);
-            prop_assert!(!same_bytes(&a, &b));
-        }
-
         /// The interning table agrees with a `HashMap`: every string gets the slot it was
         /// first added with, unknown strings are not found, and the sorted list is the
         /// strings sorted.

@@ -95,14 +95,17 @@ impl PortableBitmap {
     const COOKIE: u32 = 12_346;
     const ARRAY_LIMIT: usize = 4096;
 
-    /// A container of at most [`Self::ARRAY_LIMIT`] ids: their low halves, ascending.
-    fn array(&mut self, key: u16, low: &[u16]) {
-        debug_assert!(low.len() <= Self::ARRAY_LIMIT);
-        self.body.reserve(2 * low.len());
-        for &id in low {
+    /// A container of `len` ids, at most [`Self::ARRAY_LIMIT`]: their low halves,
+    /// ascending.
+    fn array(&mut self, key: u16, len: usize, low: impl Iterator<Item = u16>) {
+        debug_assert!(len <= Self::ARRAY_LIMIT);
+        let start = self.body.len();
+        self.body.reserve(2 * len);
+        for id in low {
             self.body.extend_from_slice(&id.to_le_bytes());
         }
-        self.containers.push((key, low.len()));
+        debug_assert_eq!(self.body.len() - start, 2 * len);
+        self.containers.push((key, len));
     }
 
     /// A container of more than [`Self::ARRAY_LIMIT`] ids, as 65,536 bits.
@@ -157,16 +160,13 @@ impl PortableBitmap {
 pub(crate) fn bitmap_of_sorted(ids: &[u32]) -> RoaringBitmap {
     debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
     let mut bitmap = PortableBitmap::default();
-    let mut low = Vec::new();
     let mut start = 0;
     while start < ids.len() {
         let key = ids[start] >> 16;
         let end = start + ids[start..].partition_point(|&id| id >> 16 == key);
         let group = &ids[start..end];
         if group.len() <= PortableBitmap::ARRAY_LIMIT {
-            low.clear();
-            low.extend(group.iter().map(|&id| id as u16));
-            bitmap.array(key as u16, &low);
+            bitmap.array(key as u16, group.len(), group.iter().map(|&id| id as u16));
         } else {
             let mut words = [0u64; 1024];
             for &id in group {
@@ -185,7 +185,6 @@ pub(crate) fn bitmap_of_sorted(ids: &[u32]) -> RoaringBitmap {
 /// are, one of few has its ids listed.
 pub(crate) fn bitmap_of_bits(words: &[u64]) -> RoaringBitmap {
     let mut bitmap = PortableBitmap::default();
-    let mut low = Vec::new();
     for (key, part) in words.chunks(1024).enumerate() {
         let len: usize = part.iter().map(|w| w.count_ones() as usize).sum();
         if len == 0 {
@@ -198,15 +197,17 @@ pub(crate) fn bitmap_of_bits(words: &[u64]) -> RoaringBitmap {
             all[..part.len()].copy_from_slice(part);
             bitmap.bits(key, &all, len);
         } else {
-            low.clear();
-            for (w, &word) in part.iter().enumerate() {
+            let low = part.iter().enumerate().flat_map(|(w, &word)| {
                 let mut word = word;
-                while word != 0 {
-                    low.push((w * 64) as u16 + word.trailing_zeros() as u16);
-                    word &= word - 1;
-                }
-            }
-            bitmap.array(key, &low);
+                std::iter::from_fn(move || {
+                    (word != 0).then(|| {
+                        let bit = word.trailing_zeros() as u16;
+                        word &= word - 1;
+                        (w * 64) as u16 + bit
+                    })
+                })
+            });
+            bitmap.array(key, len, low);
         }
     }
     bitmap.finish()

@@ -206,6 +206,20 @@ mod tests {
             crate::fuzzing::check_split_array(&format!("[{body}]"));
         }
 
+        /// `same_bytes` is `==` at every length, around the word-size boundaries too.
+        #[test]
+        fn same_bytes_is_equality(a in proptest::collection::vec(0u8..3, 0..40), flip in 0usize..40) {
+            let mut b = a.clone();
+            prop_assert!(same_bytes(&a, &b));
+            if flip < b.len() {
+                b[flip] ^= 1;
+                prop_assert!(!same_bytes(&a, &b));
+            }
+            b.push(0);
+            prop_assert_eq!(same_bytes(&a[..], &b[..b.len() - 1]), a[..] == b[..b.len() - 1]);
+            prop_assert!(!same_bytes(&a, &b));
+        }
+
         /// The word and byte scans agree with a plain search, from every start.
         #[test]
         fn scans_agree_with_a_plain_search(
