@@ -89,7 +89,7 @@ struct PartialField {
     pairs: StrSlots,
     long: u32,
     /// Child keys and their field numbers, in first-seen order, and whether each key can
-    /// be guessed ([`Visit::expected_key`]: it holds no `"` or `\`).
+    /// be guessed ([`Visit::enter_expected`]: it holds no `"` or `\`).
     children: Vec<(Box<str>, u32, bool)>,
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.

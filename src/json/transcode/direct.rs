@@ -4,9 +4,10 @@
 //! it parses). Text that comes out as it went in is not copied token by token: the reader
 //! keeps the stretch of input not yet copied and copies it in one piece when something
 //! must be written differently (whitespace dropped, a decimal shortened, an escape
-//! decoded) and at the end, so a record already compact is one copy. It gives up ([`GiveUp`]) on everything else: any syntax error, an escaped
-//! key, a number serde_json would write differently (an exponent, more than 15 digits,
-//! `-0`), nesting as deep as serde_json refuses. The caller then runs the record through
+//! decoded) and at the end, so a record already compact is one copy. It gives up
+//! ([`GiveUp`]) on everything else: any syntax error, an escaped key, a number serde_json
+//! would write differently (an exponent, more than 15 digits, `-0`), nesting as deep as
+//! serde_json refuses. The caller then runs the record through
 //! [`super::by_serde`], the reference, so giving up is never wrong, only slower.
 //!
 //! Why the decimals are safe: a decimal of at most 15 significant digits (and at most 15
@@ -170,18 +171,15 @@ impl<'a> Reader<'a, '_> {
     /// After an element or member: `,` (more follow) or the closing bracket.
     #[inline]
     fn next_or_close(&mut self, bracket: u8) -> Step<bool> {
-        self.whitespace();
-        match self.b.get(self.i) {
-            Some(&b) if b == bracket => {
-                self.i += 1;
-                self.depth -= 1;
-                Ok(false)
-            }
-            Some(b',') => {
-                self.i += 1;
-                Ok(true)
-            }
-            _ => Err(GiveUp),
+        if self.closes(bracket) {
+            return Ok(false);
+        }
+        // `closes` skipped the whitespace.
+        if self.b.get(self.i) == Some(&b',') {
+            self.i += 1;
+            Ok(true)
+        } else {
+            Err(GiveUp)
         }
     }
 
