@@ -368,13 +368,15 @@ pub(crate) fn kind_at(b: Option<u8>) -> super::transcode::Kind {
     }
 }
 
-/// The strings of a compact JSON array of strings; else the index and kind of the first
-/// element that is not a string.
-pub(crate) fn string_array(
+/// Where the elements of a compact JSON array of strings are: each string literal's
+/// range in `array`, quotes included; else the index and kind of the first element that
+/// is not a string. Literals written as serde_json writes them (as the transcoder does)
+/// are equal exactly when their strings are.
+pub(crate) fn string_literals(
     array: &str,
-) -> Result<Vec<Cow<'_, str>>, (usize, super::transcode::Kind)> {
+) -> Result<smallvec::SmallVec<[Range<usize>; 4]>, (usize, super::transcode::Kind)> {
     let mut c = Cursor::new(array);
-    let mut out = Vec::new();
+    let mut out = smallvec::SmallVec::new();
     if !c.eat(b'[') || c.eat(b']') {
         return Ok(out);
     }
@@ -382,7 +384,9 @@ pub(crate) fn string_array(
         if c.peek() != Some(b'"') {
             return Err((out.len(), kind_at(c.peek())));
         }
-        out.push(c.string());
+        let start = c.i;
+        c.skip_string();
+        out.push(start..c.i);
         if !c.eat(b',') {
             return Ok(out);
         }
