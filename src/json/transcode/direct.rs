@@ -96,12 +96,11 @@ impl<'a> Reader<'a, '_> {
         self.out.len() + (self.i - self.pending)
     }
 
-    /// Skips whitespace, which does not come out. (Compact input has none: one compare.)
-    #[inline]
+    /// Skips whitespace, which does not come out. Compact input has none, so the readers
+    /// below look for the byte they expect first and call this only when it is not there
+    /// (skipping whitespace does not move [`Self::at`]: what it flushes was pending).
+    #[cold]
     fn whitespace(&mut self) {
-        if !matches!(self.b.get(self.i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-            return;
-        }
         let next = skip_whitespace(self.b, self.i);
         if next != self.i {
             self.flush();
@@ -110,11 +109,20 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
+    /// Whether the byte at the cursor is `c`, after any whitespace.
+    #[inline]
+    fn at_byte(&mut self, c: u8) -> bool {
+        if self.b.get(self.i) == Some(&c) {
+            return true;
+        }
+        self.whitespace();
+        self.b.get(self.i) == Some(&c)
+    }
+
     /// Skips whitespace and takes `c`, or gives up.
     #[inline]
     fn expect(&mut self, c: u8) -> Step {
-        self.whitespace();
-        if self.b.get(self.i) == Some(&c) {
+        if self.at_byte(c) {
             self.i += 1;
             Ok(())
         } else {
@@ -123,7 +131,6 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn value(&mut self, place: Place) -> Step<Kind> {
-        self.whitespace();
         match self.b.get(self.i) {
             Some(b'{') => self.object(place),
             Some(b'[') => self.array(place),
@@ -132,6 +139,11 @@ impl<'a> Reader<'a, '_> {
             Some(b't') => self.literal(b"true", Kind::Bool),
             Some(b'f') => self.literal(b"false", Kind::Bool),
             Some(b'n') => self.literal(b"null", Kind::Null),
+            Some(b' ' | b'\n' | b'\r' | b'\t') => {
+                // After the whitespace comes something else: this recursion is one level.
+                self.whitespace();
+                self.value(place)
+            }
             _ => Err(GiveUp),
         }
     }
@@ -158,8 +170,7 @@ impl<'a> Reader<'a, '_> {
     /// whitespace.
     #[inline]
     fn closes(&mut self, bracket: u8) -> bool {
-        self.whitespace();
-        if self.b.get(self.i) == Some(&bracket) {
+        if self.at_byte(bracket) {
             self.i += 1;
             self.depth -= 1;
             true
@@ -219,7 +230,6 @@ impl<'a> Reader<'a, '_> {
         loop {
             // The separating comma (taken by `next_or_close`) comes out just before the
             // key: the member starts there.
-            self.whitespace();
             let member_start = self.at() - usize::from(!first);
             let key = self.key()?;
             let key_start = member_start + usize::from(!first) + 1;
@@ -252,10 +262,11 @@ impl<'a> Reader<'a, '_> {
         from + needing_escape(&self.b[from.min(self.b.len())..])
     }
 
-    /// An object key (the cursor should be on its opening quote), copied; its characters
-    /// are returned. Gives up on a key with escapes (rare; the reference decodes them).
+    /// An object key (the cursor should be on its opening quote, after any whitespace),
+    /// copied; its characters are returned. Gives up on a key with escapes (rare; the
+    /// reference decodes them).
     fn key(&mut self) -> Step<&'a [u8]> {
-        if self.b.get(self.i) != Some(&b'"') {
+        if !self.at_byte(b'"') {
             return Err(GiveUp);
         }
         let end = self.plain_end();

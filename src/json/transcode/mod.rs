@@ -111,7 +111,12 @@ enum Place {
 
 impl Place {
     /// Where the value of member `key` of an object at this place sits.
+    #[inline]
     fn child(self, key: &[u8]) -> Place {
+        if self == Place::Other {
+            // Most members: nothing below another place matters.
+            return Place::Other;
+        }
         match (self, key) {
             (Place::Record, b"variants") => Place::Variants,
             (Place::Record, b"translation") => Place::Translation,
@@ -134,7 +139,15 @@ struct Noted {
 
 impl Layout {
     /// Notes member `key` of an object at `place`, if the rules care about it.
+    #[inline]
     fn note(&mut self, place: Place, key: &[u8], m: Noted) {
+        if place != Place::Other {
+            self.note_kept(place, key, m);
+        }
+    }
+
+    /// [`Self::note`] at a place the rules care about.
+    fn note_kept(&mut self, place: Place, key: &[u8], m: Noted) {
         match place {
             Place::Record => self.members.push(Member {
                 key: m.key,
