@@ -112,11 +112,14 @@ impl<'a> Reader<'a, '_> {
     /// Whether the byte at the cursor is `c`, after any whitespace.
     #[inline]
     fn at_byte(&mut self, c: u8) -> bool {
-        if self.b.get(self.i) == Some(&c) {
-            return true;
+        match self.b.get(self.i) {
+            Some(&b) if b == c => true,
+            Some(b' ' | b'\n' | b'\r' | b'\t') => {
+                self.whitespace();
+                self.b.get(self.i) == Some(&c)
+            }
+            _ => false,
         }
-        self.whitespace();
-        self.b.get(self.i) == Some(&c)
     }
 
     /// Skips whitespace and takes `c`, or gives up.
@@ -182,10 +185,14 @@ impl<'a> Reader<'a, '_> {
     /// After an element or member: `,` (more follow) or the closing bracket.
     #[inline]
     fn next_or_close(&mut self, bracket: u8) -> Step<bool> {
+        if self.b.get(self.i) == Some(&b',') {
+            self.i += 1;
+            return Ok(true);
+        }
         if self.closes(bracket) {
             return Ok(false);
         }
-        // `closes` skipped the whitespace.
+        // `closes` skipped any whitespace.
         if self.b.get(self.i) == Some(&b',') {
             self.i += 1;
             Ok(true)

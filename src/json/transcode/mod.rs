@@ -479,10 +479,14 @@ mod tests {
                 prop_oneof![
                     prop::collection::vec(element.clone(), 0..6)
                         .prop_map(|items| format!("[{}]", items.join(","))),
-                    prop::collection::vec((key.clone(), element), 0..6).prop_map(|members| {
+                    prop::collection::vec(
+                        (space.clone(), key.clone(), space.clone(), element),
+                        0..6
+                    )
+                    .prop_map(|members| {
                         let members: Vec<String> = members
                             .into_iter()
-                            .map(|(k, v)| format!("{k}:{v}"))
+                            .map(|(a, k, b, v)| format!("{a}{k}{b}:{v}"))
                             .collect();
                         format!("{{{}}}", members.join(","))
                     }),
