@@ -14,6 +14,7 @@
 //! inline, long ones as bitmaps). Fields are numbered by sorted path, so the result is the
 //! same whatever the chunking or the thread count.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -70,8 +71,9 @@ pub(crate) fn build(docs: &[&str]) -> Index {
     merge(partials)
 }
 
-/// A field as seen by one chunk's walk: also a node of the path trie.
-struct PartialField {
+/// A field as seen by one chunk's walk (over texts that live for `'a`): also a node of
+/// the path trie.
+struct PartialField<'a> {
     path: Box<str>,
     kind: FieldKind,
     /// The chunk's records holding a scalar here, one bit each (bit `i` is record
@@ -94,12 +96,12 @@ struct PartialField {
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.
     hint: usize,
-    /// The last string value seen here and its slots: many fields repeat their values
-    /// from one record to the next (`rarity`, `currency`, `language`), which then cost
-    /// one compare.
-    memo_value: String,
+    /// The last string value seen here (borrowed from its record's text, so keeping it
+    /// copies nothing) and its slots: many fields repeat their values from one record to
+    /// the next (`rarity`, `currency`, `language`), which then cost one compare. `None`
+    /// after a value that was not in the text as it stands (an escaped one, decoded).
+    memo_value: Option<&'a str>,
     memo: ValueSlots,
-    memo_valid: bool,
     /// Values seen before and their slots, while this field's values repeat often
     /// enough to be worth it (see [`ValueCache`]).
     cache: ValueCache,
@@ -177,8 +179,8 @@ impl ValueCache {
     }
 }
 
-impl PartialField {
-    fn new(path: Box<str>) -> PartialField {
+impl PartialField<'_> {
+    fn new(path: Box<str>) -> Self {
         PartialField {
             kind: field_kind(&path),
             path,
@@ -192,18 +194,18 @@ impl PartialField {
             long: u32::MAX,
             children: Vec::new(),
             hint: 0,
-            memo_value: String::new(),
+            memo_value: None,
             memo: ValueSlots::default(),
-            memo_valid: false,
             cache: ValueCache::default(),
         }
     }
 }
 
-/// Walks the records of one chunk (field 0 is the record itself).
+/// Walks the records of one chunk (field 0 is the record itself), whose texts live for
+/// `'a`.
 #[derive(Default)]
-struct ChunkBuilder {
-    fields: Vec<PartialField>,
+struct ChunkBuilder<'a> {
+    fields: Vec<PartialField<'a>>,
     stack: Vec<u32>,
     /// The chunk's first record, its number of records, and the record being walked.
     base: u32,
@@ -240,7 +242,7 @@ struct SlotState {
     count: u32,
 }
 
-impl ChunkBuilder {
+impl<'a> ChunkBuilder<'a> {
     fn new_slot(&mut self) -> u32 {
         self.slots.push(SlotState {
             last: u32::MAX,
@@ -301,7 +303,7 @@ impl ChunkBuilder {
         &mut self,
         f: usize,
         key: &str,
-        map: fn(&mut PartialField) -> &mut StrSlots,
+        map: for<'f> fn(&'f mut PartialField<'a>) -> &'f mut StrSlots,
     ) -> u32 {
         // The slot a new key gets is the next one `new_slot` makes.
         let next = self.slots.len() as u32;
@@ -333,35 +335,54 @@ impl ChunkBuilder {
         slot
     }
 
-    /// Records that the current record holds the string `value` at field `f`.
-    fn add_str(&mut self, f: usize, value: &str) {
-        let doc = self.doc;
-        let field = &mut self.fields[f];
-        if !(field.memo_valid && same_bytes(field.memo_value.as_bytes(), value.as_bytes())) {
-            let memo = match field.cache.get(value) {
-                Some(cached) => cached,
-                None => self.value_slots(f, value),
-            };
+    /// Records that the current record holds the string `value` (a slice of its text, or
+    /// static) at field `f`.
+    fn add_str(&mut self, f: usize, value: &'a str) {
+        let field = &self.fields[f];
+        if !field
+            .memo_value
+            .is_some_and(|memo| same_bytes(memo.as_bytes(), value.as_bytes()))
+        {
+            let memo = self.slots_of(f, value);
             let field = &mut self.fields[f];
             field.memo = memo;
-            field.memo_value.clear();
-            field.memo_value.push_str(value);
-            field.memo_valid = true;
+            field.memo_value = Some(value);
         }
+        self.add_slots(f, self.fields[f].memo);
+    }
+
+    /// [`Self::add_str`] for a value decoded from escapes, which is not in the text as it
+    /// stands: not kept as the field's last value.
+    fn add_decoded_str(&mut self, f: usize, value: &str) {
+        let slots = self.slots_of(f, value);
+        self.fields[f].memo_value = None;
+        self.add_slots(f, slots);
+    }
+
+    /// The slots string `value` adds at field `f`: cached, or found now.
+    fn slots_of(&mut self, f: usize, value: &str) -> ValueSlots {
+        match self.fields[f].cache.get(value) {
+            Some(cached) => cached,
+            None => self.value_slots(f, value),
+        }
+    }
+
+    /// Adds the current record to the slots one `value` lists at field `f`.
+    fn add_slots(&mut self, f: usize, value: ValueSlots) {
+        let doc = self.doc;
         let ChunkBuilder {
             fields,
             slots,
             pairs,
             ..
         } = self;
-        let memo = fields[f].memo;
-        for &slot in &fields[f].cache.slots[memo.start as usize..memo.end as usize] {
+        for &slot in &fields[f].cache.slots[value.start as usize..value.end as usize] {
             add_to(slots, pairs, slot, doc);
         }
-        if let Some(slot) = memo.number {
+        if let Some(slot) = value.number {
             self.add(slot, doc);
         }
-        if memo.long {
+        if value.long {
             if self.fields[f].long == u32::MAX {
                 self.fields[f].long = self.new_slot();
             }
@@ -478,7 +499,7 @@ impl ChunkBuilder {
     }
 }
 
-impl Visit for ChunkBuilder {
+impl<'a> Visit<'a> for ChunkBuilder<'a> {
     fn enter(&mut self, key: &str) {
         let parent = self.current();
         let child = self.child(parent, key);
@@ -519,10 +540,11 @@ impl Visit for ChunkBuilder {
         self.fields[current].holds_objects = true;
     }
 
-    fn scalar(&mut self, value: Scalar<'_>) {
+    fn scalar(&mut self, value: Scalar<'a>) {
         let f = self.current();
         match value {
-            Scalar::Str(s) => self.add_str(f, &s),
+            Scalar::Str(Cow::Borrowed(s)) => self.add_str(f, s),
+            Scalar::Str(Cow::Owned(s)) => self.add_decoded_str(f, &s),
             Scalar::Num(text) => {
                 if let Some(x) = short_decimal(text).or_else(|| text.parse::<f64>().ok()) {
                     let slot = self.number_slot(f, x, true);
