@@ -233,6 +233,9 @@ impl<'a> Reader<'a, '_> {
         if self.closes(b'}') {
             return Ok(Kind::Object);
         }
+        if place == Place::Other {
+            return self.unnoted_members();
+        }
         let mut first = true;
         loop {
             // The separating comma (taken by `next_or_close`) comes out just before the
@@ -256,6 +259,19 @@ impl<'a> Reader<'a, '_> {
                 },
             );
             first = false;
+            if !self.next_or_close(b'}')? {
+                return Ok(Kind::Object);
+            }
+        }
+    }
+
+    /// The members of an object (from its first key) at a place whose members are not
+    /// noted ([`Place::Other`], as are all of theirs): no positions to keep.
+    fn unnoted_members(&mut self) -> Step<Kind> {
+        loop {
+            self.key()?;
+            self.expect(b':')?;
+            self.value(Place::Other)?;
             if !self.next_or_close(b'}')? {
                 return Ok(Kind::Object);
             }
