@@ -2,11 +2,12 @@
 //!
 //! The records are cut into contiguous chunks of ids; each chunk is walked on its own (in
 //! parallel). Every distinct term, number and word pair of a chunk gets a *slot*, and the
-//! walk appends `(slot, record)` pairs to one array — no vector per term, so loading makes
-//! few small allocations; which records hold a value at each path is a bitset per field. A
-//! finished chunk counting-sorts the pairs into one flat array of 16-bit offsets from its
-//! first record, grouped by slot and ascending within each (records are walked in order),
-//! and lists each field's keys in sorted order with their runs in that array.
+//! walk appends each record's slots to one array, noting where each record's slots end — no
+//! vector per term, so loading makes few small allocations; which records hold a value at
+//! each path is a bitset per field. A finished chunk counting-sorts the slots into one
+//! flat array of 16-bit offsets from its first record, grouped by slot and ascending
+//! within each (records are walked in order), and lists each field's keys in sorted order
+//! with their runs in that array.
 //!
 //! Chunks are then merged field by field (in parallel): the chunks' keys are sorted
 //! together and each key's runs concatenated in chunk order — chunks are ordered ranges of
@@ -49,12 +50,13 @@ pub(crate) fn build(docs: &[&str]) -> Index {
         .enumerate()
         .map(|(i, chunk)| ((i * len) as u32, chunk))
         .collect();
-    let pairs: par::Pool<Vec<(u32, u32)>> = par::Pool::default();
+    let walked: par::Pool<Vec<u32>> = par::Pool::default();
     let partials = par::map(chunks, |(base, chunk)| {
         let mut builder = ChunkBuilder {
             base,
             len: chunk.len() as u32,
-            pairs: pairs.take(),
+            walked: walked.take(),
+            record_ends: Vec::with_capacity(chunk.len()),
             ..ChunkBuilder::default()
         };
         builder.fields.push(PartialField::new("".into()));
@@ -62,10 +64,11 @@ pub(crate) fn build(docs: &[&str]) -> Index {
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
             walk(doc, &mut builder);
+            builder.record_ends.push(builder.walked.len());
         }
         let (chunk, mut spare) = builder.finish();
         spare.clear();
-        pairs.give(spare);
+        walked.give(spare);
         chunk
     });
     merge(partials)
@@ -216,19 +219,21 @@ struct ChunkBuilder<'a> {
     pair_scratch: String,
     /// Per slot: the last record added (to skip repeats) and how many records.
     slots: Vec<SlotState>,
-    /// `(slot, record)`, in walk order.
-    pairs: Vec<(u32, u32)>,
+    /// The slots each record was added to, record after record, in walk order.
+    walked: Vec<u32>,
+    /// Per record walked: where its slots end in `walked`.
+    record_ends: Vec<usize>,
 }
 
-/// Adds record `doc` to slot `slot` (the walk's `(slot, record)` pairs), unless it was
-/// the last record added there.
+/// Adds record `doc` to slot `slot` (appending the slot to `walked`), unless it was the
+/// last record added there.
 #[inline]
-fn add_to(slots: &mut [SlotState], pairs: &mut Vec<(u32, u32)>, slot: u32, doc: u32) {
+fn add_to(slots: &mut [SlotState], walked: &mut Vec<u32>, slot: u32, doc: u32) {
     let state = &mut slots[slot as usize];
     if state.last != doc {
         state.last = doc;
         state.count += 1;
-        pairs.push((slot, doc));
+        walked.push(slot);
     }
 }
 
@@ -252,7 +257,7 @@ impl<'a> ChunkBuilder<'a> {
     }
 
     fn add(&mut self, slot: u32, doc: u32) {
-        add_to(&mut self.slots, &mut self.pairs, slot, doc);
+        add_to(&mut self.slots, &mut self.walked, slot, doc);
     }
 
     fn current(&self) -> usize {
@@ -373,11 +378,11 @@ impl<'a> ChunkBuilder<'a> {
         let ChunkBuilder {
             fields,
             slots,
-            pairs,
+            walked,
             ..
         } = self;
         for &slot in &fields[f].cache.slots[value.start as usize..value.end as usize] {
-            add_to(slots, pairs, slot, doc);
+            add_to(slots, walked, slot, doc);
         }
         if let Some(slot) = value.number {
             self.add(slot, doc);
@@ -443,15 +448,16 @@ impl<'a> ChunkBuilder<'a> {
         slots
     }
 
-    /// Packs the chunk: counting-sorts the pairs into runs by slot and lists each field's
-    /// keys in order; each field's `exists` bitset is kept as it is (a bit per record is
-    /// a sixteenth of an id per record, and most fields hold a value in most records).
-    /// Gives the pair buffer back for another chunk.
-    fn finish(self) -> (Chunk, Vec<(u32, u32)>) {
+    /// Packs the chunk: counting-sorts the walked slots into runs by slot and lists each
+    /// field's keys in order; each field's `exists` bitset is kept as it is (a bit per
+    /// record is a sixteenth of an id per record, and most fields hold a value in most
+    /// records). Gives the walked-slots buffer back for another chunk.
+    fn finish(self) -> (Chunk, Vec<u32>) {
         let ChunkBuilder {
             fields,
             slots,
-            pairs,
+            walked,
+            record_ends,
             base,
             ..
         } = self;
@@ -464,11 +470,16 @@ impl<'a> ChunkBuilder<'a> {
         starts.push(total);
         let mut cursor = starts.clone();
         let mut ids = vec![0u16; total as usize];
-        for &(slot, doc) in &pairs {
-            let at = &mut cursor[slot as usize];
+        let mut from = 0;
+        for (offset, &end) in record_ends.iter().enumerate() {
             // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
-            ids[*at as usize] = (doc - base) as u16;
-            *at += 1;
+            let offset = offset as u16;
+            for &slot in &walked[from..end] {
+                let at = &mut cursor[slot as usize];
+                ids[*at as usize] = offset;
+                *at += 1;
+            }
+            from = end;
         }
         let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
         let fields = fields
@@ -495,7 +506,7 @@ impl<'a> ChunkBuilder<'a> {
                 }
             })
             .collect();
-        (Chunk { base, ids, fields }, pairs)
+        (Chunk { base, ids, fields }, walked)
     }
 }
 
