@@ -27,7 +27,10 @@ fn check_unique(
     keyed: &[SortKey],
     pairs: &mut Vec<(u64, u32)>,
 ) -> Result<(), LoadError> {
-    let id = |k: &SortKey| gathered.str(&k.record, k.record.id);
+    let id = |k: &SortKey| {
+        let record = k.record(gathered);
+        gathered.str(record, record.id)
+    };
     pairs.clear();
     pairs.extend(keyed.iter().enumerate().map(|(i, k)| {
         let mut h = FxHasher::default();
@@ -35,7 +38,10 @@ fn check_unique(
         (h.finish(), i as u32)
     }));
     par::sort_by(pairs, |a, b| a.cmp(b));
-    let place = |i: u32| (keyed[i as usize].file, keyed[i as usize].record.index);
+    let place = |i: u32| {
+        let k = &keyed[i as usize];
+        (k.file, k.record(gathered).index)
+    };
     // The earliest second occurrence of any id, with the first occurrence it repeats.
     let mut worst: Option<((u32, u32), (u32, u32))> = None;
     let mut i = 0;
@@ -76,10 +82,12 @@ fn check_unique(
     Err(LoadError::new(Some(path), kind).at_record(second.1 as usize, Some(id)))
 }
 
-/// A record with its sort key; key bytes are ranges of its file's arena.
+/// A record with its sort key; key bytes are ranges of its file's arena. The record itself
+/// stays where it is ([`Self::record`]): sorting moves these few words, not it.
 struct SortKey {
-    record: Prepared,
+    /// The record's file, and its place among that file's records.
     file: u32,
+    at: u32,
     /// Cards: the debut expansion's place in the expansions' order. Expansions: 0 when
     /// there is a release date, 1 when not.
     rank: u32,
@@ -87,6 +95,13 @@ struct SortKey {
     /// release date as text.
     second: Option<Range<u32>>,
     id_key: Range<u32>,
+}
+
+impl SortKey {
+    /// The record this key sorts.
+    fn record<'g>(&self, gathered: &'g Gathered) -> &'g Prepared {
+        &gathered.files[self.file as usize].1[self.at as usize]
+    }
 }
 
 fn push_key(keys: &mut Vec<u8>, s: &str, natural: bool) -> Range<u32> {
@@ -112,12 +127,12 @@ fn keys(
     let per_file = par::map(numbered, |(file, (path, records))| {
         let mut arena = Vec::with_capacity(records.len() * 24);
         let mut keyed = Vec::with_capacity(records.len());
-        for record in records {
+        for (at, record) in records.iter().enumerate() {
             let (rank, second) = key(path, record, &mut arena)?;
             keyed.push(SortKey {
                 id_key: push_key(&mut arena, gathered.str(record, record.id), true),
-                record: record.clone(),
                 file: file as u32,
+                at: at as u32,
                 rank,
                 second,
             });
@@ -155,16 +170,15 @@ fn sort(
             .then(second)
             .then_with(|| bytes(a, &a.id_key).cmp(bytes(b, &b.id_key)))
             .then_with(|| {
-                gathered
-                    .str(&a.record, a.record.id)
-                    .cmp(gathered.str(&b.record, b.record.id))
+                let (a, b) = (a.record(gathered), b.record(gathered));
+                gathered.str(a, a.id).cmp(gathered.str(b, b.id))
             })
     });
     let mut pairs = scratch.take();
     let unique = check_unique(gathered, &keyed, &mut pairs);
     scratch.give(pairs);
     unique?;
-    Ok(keyed.into_iter().map(|k| k.record).collect())
+    Ok(par::map_slice(&keyed, |k| k.record(gathered).clone()))
 }
 
 /// Expansions in default order: `release_date` (missing last), then id.
