@@ -32,11 +32,11 @@ fn check_unique(
         gathered.str(record, record.id)
     };
     pairs.clear();
-    pairs.extend(keyed.iter().enumerate().map(|(i, k)| {
+    par::extend_indexed(pairs, keyed, |i, k| {
         let mut h = FxHasher::default();
         id(k).hash(&mut h);
         (h.finish(), i as u32)
-    }));
+    });
     par::sort_by(pairs, |a, b| a.cmp(b));
     let place = |i: u32| {
         let k = &keyed[i as usize];
@@ -94,7 +94,19 @@ struct SortKey {
     /// Cards: the number's natural key (`None`, missing, sorts last). Expansions: the
     /// release date as text.
     second: Option<Range<u32>>,
+    /// The first eight bytes of `second` (zero after its end, and for `None`), big-endian:
+    /// where two heads differ, they order as the whole keys do, so most comparisons
+    /// read no arena.
+    head: u64,
     id_key: Range<u32>,
+}
+
+/// The first eight bytes of `key`, zero-padded, as a big-endian number.
+fn head(key: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    let n = key.len().min(8);
+    word[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(word)
 }
 
 impl SortKey {
@@ -129,7 +141,11 @@ fn keys(
         let mut keyed = Vec::with_capacity(records.len());
         for (at, record) in records.iter().enumerate() {
             let (rank, second) = key(path, record, &mut arena)?;
+            let head = second
+                .as_ref()
+                .map_or(0, |r| head(&arena[r.start as usize..r.end as usize]));
             keyed.push(SortKey {
+                head,
                 id_key: push_key(&mut arena, gathered.str(record, record.id), true),
                 file: file as u32,
                 at: at as u32,
@@ -159,15 +175,19 @@ fn sort(
     let bytes =
         |k: &SortKey, r: &Range<u32>| &arenas[k.file as usize][r.start as usize..r.end as usize];
     par::sort_by(&mut keyed, |a, b| {
-        let second = match (&a.second, &b.second) {
-            (Some(x), Some(y)) => bytes(a, x).cmp(bytes(b, y)),
+        let present = match (&a.second, &b.second) {
             (Some(_), None) => Ordering::Less,
             (None, Some(_)) => Ordering::Greater,
-            (None, None) => Ordering::Equal,
+            _ => Ordering::Equal,
         };
         a.rank
             .cmp(&b.rank)
-            .then(second)
+            .then(present)
+            .then(a.head.cmp(&b.head))
+            .then_with(|| match (&a.second, &b.second) {
+                (Some(x), Some(y)) => bytes(a, x).cmp(bytes(b, y)),
+                _ => Ordering::Equal,
+            })
             .then_with(|| bytes(a, &a.id_key).cmp(bytes(b, &b.id_key)))
             .then_with(|| {
                 let (a, b) = (a.record(gathered), b.record(gathered));
@@ -220,4 +240,28 @@ pub(super) fn order_cards(
         Ok((rank, number.map(|n| push_key(arena, n, true))))
     })?;
     sort(gathered, keyed, &arenas, scratch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Where two heads differ they order as their whole keys do (bytes near zero and
+        /// keys shorter and longer than eight bytes included).
+        #[test]
+        fn heads_order_as_keys_do(
+            a in proptest::collection::vec(0u8..4, 0..12),
+            b in proptest::collection::vec(0u8..4, 0..12),
+        ) {
+            let by_head = head(&a).cmp(&head(&b));
+            if by_head.is_ne() {
+                prop_assert_eq!(by_head, a.cmp(&b));
+            }
+            if a == b {
+                prop_assert!(by_head.is_eq());
+            }
+        }
+    }
 }
