@@ -217,47 +217,27 @@ struct ChunkBuilder<'a> {
     scratch: String,
     /// The key of one word pair, `"w1 w2"`, reused.
     pair_scratch: String,
-    /// Per slot: the last record added (to skip repeats) and how many records.
-    slots: Vec<SlotState>,
-    /// The slots each record was added to, record after record, in walk order.
+    /// How many slots there are.
+    slot_count: u32,
+    /// The slots each record was added to, record after record, in walk order (a slot
+    /// may repeat within a record: [`Self::finish`] drops the repeats). Nothing per slot
+    /// is touched while walking: at a million records the per-slot counts outgrow the
+    /// caches, and updating them here would stall on a miss at every value, where the
+    /// counting loops of `finish` overlap their misses.
     walked: Vec<u32>,
     /// Per record walked: where its slots end in `walked`.
     record_ends: Vec<usize>,
 }
 
-/// Adds record `doc` to slot `slot` (appending the slot to `walked`), unless it was the
-/// last record added there.
-#[inline]
-fn add_to(slots: &mut [SlotState], walked: &mut Vec<u32>, slot: u32, doc: u32) {
-    let state = &mut slots[slot as usize];
-    if state.last != doc {
-        state.last = doc;
-        state.count += 1;
-        walked.push(slot);
-    }
-}
-
-/// What the walk keeps per slot, side by side so that adding a record to a slot touches
-/// one cache line.
-#[derive(Debug, Clone, Copy)]
-struct SlotState {
-    /// The last record added (to skip repeats).
-    last: u32,
-    /// How many records.
-    count: u32,
-}
-
 impl<'a> ChunkBuilder<'a> {
     fn new_slot(&mut self) -> u32 {
-        self.slots.push(SlotState {
-            last: u32::MAX,
-            count: 0,
-        });
-        (self.slots.len() - 1) as u32
+        self.slot_count += 1;
+        self.slot_count - 1
     }
 
-    fn add(&mut self, slot: u32, doc: u32) {
-        add_to(&mut self.slots, &mut self.walked, slot, doc);
+    /// Adds the current record to slot `slot`.
+    fn add(&mut self, slot: u32) {
+        self.walked.push(slot);
     }
 
     fn current(&self) -> usize {
@@ -311,7 +291,7 @@ impl<'a> ChunkBuilder<'a> {
         map: for<'f> fn(&'f mut PartialField<'a>) -> &'f mut StrSlots,
     ) -> u32 {
         // The slot a new key gets is the next one `new_slot` makes.
-        let next = self.slots.len() as u32;
+        let next = self.slot_count;
         let slot = map(&mut self.fields[f]).get_or_insert(key, next);
         if slot == next {
             self.new_slot();
@@ -374,24 +354,16 @@ impl<'a> ChunkBuilder<'a> {
 
     /// Adds the current record to the slots one `value` lists at field `f`.
     fn add_slots(&mut self, f: usize, value: ValueSlots) {
-        let doc = self.doc;
-        let ChunkBuilder {
-            fields,
-            slots,
-            walked,
-            ..
-        } = self;
-        for &slot in &fields[f].cache.slots[value.start as usize..value.end as usize] {
-            add_to(slots, walked, slot, doc);
-        }
+        let listed = &self.fields[f].cache.slots[value.start as usize..value.end as usize];
+        self.walked.extend_from_slice(listed);
         if let Some(slot) = value.number {
-            self.add(slot, doc);
+            self.add(slot);
         }
         if value.long {
             if self.fields[f].long == u32::MAX {
                 self.fields[f].long = self.new_slot();
             }
-            self.add(self.fields[f].long, doc);
+            self.add(self.fields[f].long);
         }
     }
 
@@ -455,19 +427,39 @@ impl<'a> ChunkBuilder<'a> {
     fn finish(self) -> (Chunk, Vec<u32>) {
         let ChunkBuilder {
             fields,
-            slots,
-            walked,
+            slot_count,
+            mut walked,
             record_ends,
             base,
             ..
         } = self;
-        let mut starts = Vec::with_capacity(slots.len() + 1);
+        // Per slot: the last record counted and how many records, side by side (one
+        // cache line per slot). A slot met again within a record is dropped: marked
+        // `REPEAT` in `walked`.
+        const REPEAT: u32 = u32::MAX;
+        let mut counted = vec![(u32::MAX, 0u32); slot_count as usize];
+        let mut from = 0;
+        for (record, &end) in record_ends.iter().enumerate() {
+            let record = record as u32;
+            for slot in &mut walked[from..end] {
+                let (last, count) = &mut counted[*slot as usize];
+                if *last == record {
+                    *slot = REPEAT;
+                } else {
+                    *last = record;
+                    *count += 1;
+                }
+            }
+            from = end;
+        }
+        let mut starts = Vec::with_capacity(counted.len() + 1);
         let mut total = 0u32;
-        for state in &slots {
+        for &(_, count) in &counted {
             starts.push(total);
-            total += state.count;
+            total += count;
         }
         starts.push(total);
+        drop(counted);
         let mut cursor = starts.clone();
         let mut ids = vec![0u16; total as usize];
         let mut from = 0;
@@ -475,9 +467,11 @@ impl<'a> ChunkBuilder<'a> {
             // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
             let offset = offset as u16;
             for &slot in &walked[from..end] {
-                let at = &mut cursor[slot as usize];
-                ids[*at as usize] = offset;
-                *at += 1;
+                if slot != REPEAT {
+                    let at = &mut cursor[slot as usize];
+                    ids[*at as usize] = offset;
+                    *at += 1;
+                }
             }
             from = end;
         }
@@ -559,7 +553,7 @@ impl<'a> Visit<'a> for ChunkBuilder<'a> {
             Scalar::Num(text) => {
                 if let Some(x) = short_decimal(text).or_else(|| text.parse::<f64>().ok()) {
                     let slot = self.number_slot(f, x, true);
-                    self.add(slot, self.doc);
+                    self.add(slot);
                 }
             }
             Scalar::Bool(b) => self.add_str(f, if b { "true" } else { "false" }),
