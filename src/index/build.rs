@@ -39,9 +39,6 @@ fn chunk_len(n: usize) -> usize {
     n.div_ceil(16).clamp(4096, MAX_CHUNK_LEN)
 }
 
-/// How many recent distinct values each field keeps ([`PartialField::recent`]).
-const RECENT: usize = 4;
-
 /// A chunk's records are numbered from its first in 16 bits ([`Chunk::ids`]).
 const MAX_CHUNK_LEN: usize = 1 << 16;
 
@@ -102,14 +99,12 @@ struct PartialField<'a> {
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.
     hint: usize,
-    /// The last few distinct string values seen here, latest first, each borrowed from
-    /// its record's text (keeping it copies nothing) with its slots: many fields repeat
-    /// their values from one record to the next, or alternate among a few (`rarity`,
-    /// `currency`, `is_signed`), which then cost a compare or two instead of a hash
-    /// lookup. Only the latest may list slots outside the cache's kept lists (a value of
-    /// a field that no longer caches, overwritten by the next such value); an older one
-    /// that would is dropped. A value decoded from escapes is not kept.
-    recent: [Option<(&'a str, ValueSlots)>; RECENT],
+    /// The last string value seen here (borrowed from its record's text, so keeping it
+    /// copies nothing) and its slots: many fields repeat their values from one record to
+    /// the next (`rarity`, `currency`, `language`), which then cost one compare. `None`
+    /// after a value that was not in the text as it stands (an escaped one, decoded).
+    memo_value: Option<&'a str>,
+    memo: ValueSlots,
     /// Values seen before and their slots, while this field's values repeat often
     /// enough to be worth it (see [`ValueCache`]).
     cache: ValueCache,
@@ -202,7 +197,8 @@ impl PartialField<'_> {
             long: u32::MAX,
             children: Vec::new(),
             hint: 0,
-            recent: [None; RECENT],
+            memo_value: None,
+            memo: ValueSlots::default(),
             cache: ValueCache::default(),
         }
     }
@@ -328,36 +324,23 @@ impl<'a> ChunkBuilder<'a> {
     /// static) at field `f`.
     fn add_str(&mut self, f: usize, value: &'a str) {
         let field = &self.fields[f];
-        let seen = field.recent.iter().flatten().find_map(|&(recent, slots)| {
-            same_bytes(recent.as_bytes(), value.as_bytes()).then_some(slots)
-        });
-        let slots = match seen {
-            Some(slots) => slots,
-            None => {
-                let slots = self.slots_of(f, value);
-                let field = &mut self.fields[f];
-                let kept = field.cache.kept as u32;
-                // The latest moves down unless its slots are about to be overwritten.
-                let stays = field.recent[0].is_some_and(|(_, latest)| latest.end <= kept);
-                if stays {
-                    field.recent.copy_within(..RECENT - 1, 1);
-                }
-                field.recent[0] = Some((value, slots));
-                slots
-            }
-        };
-        self.add_slots(f, slots);
+        if !field
+            .memo_value
+            .is_some_and(|memo| same_bytes(memo.as_bytes(), value.as_bytes()))
+        {
+            let memo = self.slots_of(f, value);
+            let field = &mut self.fields[f];
+            field.memo = memo;
+            field.memo_value = Some(value);
+        }
+        self.add_slots(f, self.fields[f].memo);
     }
 
     /// [`Self::add_str`] for a value decoded from escapes, which is not in the text as it
     /// stands: not kept as the field's last value.
     fn add_decoded_str(&mut self, f: usize, value: &str) {
         let slots = self.slots_of(f, value);
-        let field = &mut self.fields[f];
-        // The latest kept value's slots may be the ones this value just overwrote.
-        if field.recent[0].is_some_and(|(_, latest)| latest.end > field.cache.kept as u32) {
-            field.recent[0] = None;
-        }
+        self.fields[f].memo_value = None;
         self.add_slots(f, slots);
     }
 

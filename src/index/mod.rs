@@ -349,25 +349,15 @@ mod tests {
             r#"line\nbreak"#,
             r#"q\\x y"#,
         ];
-        // `u` starts with unique values only (its value cache turns off), then repeats one
-        // value after a new one in every record; `a` alternates among more values than a
-        // field keeps as recent.
         let owned: Vec<String> = (0..9000)
             .map(|i| {
-                let u = if i < 1000 {
-                    format!(r#""new {i}""#)
-                } else {
-                    format!(r#""new {i}","same old""#)
-                };
                 format!(
-                    r#"{{"id":"c{i}","n":{},"w":"w{} x","k":["k{}"],"e":["{}","{}"],"u":[{u}],"a":["a{}","a{}"]}}"#,
+                    r#"{{"id":"c{i}","n":{},"w":"w{} x","k":["k{}"],"e":["{}","{}"]}}"#,
                     i % 7,
                     i % 13,
                     i % 5,
                     escaped[i % 5],
                     escaped[i % 3],
-                    i % 6,
-                    (i * 7) % 5,
                 )
             })
             .collect();
