@@ -2,12 +2,11 @@
 //!
 //! The records are cut into contiguous chunks of ids; each chunk is walked on its own (in
 //! parallel). Every distinct term, number and word pair of a chunk gets a *slot*, and the
-//! walk appends each record's slots to one array, noting where each record's slots end — no
-//! vector per term, so loading makes few small allocations; which records hold a value at
-//! each path is a bitset per field. A finished chunk counting-sorts the slots into one
-//! flat array of 16-bit offsets from its first record, grouped by slot and ascending
-//! within each (records are walked in order), and lists each field's keys in sorted order
-//! with their runs in that array.
+//! walk appends `(slot, record)` pairs to one array — no vector per term, so loading makes
+//! few small allocations; which records hold a value at each path is a bitset per field. A
+//! finished chunk counting-sorts the pairs into one flat array of 16-bit offsets from its
+//! first record, grouped by slot and ascending within each (records are walked in order),
+//! and lists each field's keys in sorted order with their runs in that array.
 //!
 //! Chunks are then merged field by field (in parallel): the chunks' keys are sorted
 //! together and each key's runs concatenated in chunk order — chunks are ordered ranges of
@@ -50,13 +49,12 @@ pub(crate) fn build(docs: &[&str]) -> Index {
         .enumerate()
         .map(|(i, chunk)| ((i * len) as u32, chunk))
         .collect();
-    let walked: par::Pool<Vec<u32>> = par::Pool::default();
+    let pairs: par::Pool<Vec<(u32, u32)>> = par::Pool::default();
     let partials = par::map(chunks, |(base, chunk)| {
         let mut builder = ChunkBuilder {
             base,
             len: chunk.len() as u32,
-            walked: walked.take(),
-            record_ends: Vec::with_capacity(chunk.len()),
+            pairs: pairs.take(),
             ..ChunkBuilder::default()
         };
         builder.fields.push(PartialField::new("".into()));
@@ -64,11 +62,10 @@ pub(crate) fn build(docs: &[&str]) -> Index {
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
             walk(doc, &mut builder);
-            builder.record_ends.push(builder.walked.len());
         }
         let (chunk, mut spare) = builder.finish();
         spare.clear();
-        walked.give(spare);
+        pairs.give(spare);
         chunk
     });
     merge(partials)
@@ -217,27 +214,45 @@ struct ChunkBuilder<'a> {
     scratch: String,
     /// The key of one word pair, `"w1 w2"`, reused.
     pair_scratch: String,
-    /// How many slots there are.
-    slot_count: u32,
-    /// The slots each record was added to, record after record, in walk order (a slot
-    /// may repeat within a record: [`Self::finish`] drops the repeats). Nothing per slot
-    /// is touched while walking: at a million records the per-slot counts outgrow the
-    /// caches, and updating them here would stall on a miss at every value, where the
-    /// counting loops of `finish` overlap their misses.
-    walked: Vec<u32>,
-    /// Per record walked: where its slots end in `walked`.
-    record_ends: Vec<usize>,
+    /// Per slot: the last record added (to skip repeats) and how many records.
+    slots: Vec<SlotState>,
+    /// `(slot, record)`, in walk order.
+    pairs: Vec<(u32, u32)>,
+}
+
+/// Adds record `doc` to slot `slot` (the walk's `(slot, record)` pairs), unless it was
+/// the last record added there.
+#[inline]
+fn add_to(slots: &mut [SlotState], pairs: &mut Vec<(u32, u32)>, slot: u32, doc: u32) {
+    let state = &mut slots[slot as usize];
+    if state.last != doc {
+        state.last = doc;
+        state.count += 1;
+        pairs.push((slot, doc));
+    }
+}
+
+/// What the walk keeps per slot, side by side so that adding a record to a slot touches
+/// one cache line.
+#[derive(Debug, Clone, Copy)]
+struct SlotState {
+    /// The last record added (to skip repeats).
+    last: u32,
+    /// How many records.
+    count: u32,
 }
 
 impl<'a> ChunkBuilder<'a> {
     fn new_slot(&mut self) -> u32 {
-        self.slot_count += 1;
-        self.slot_count - 1
+        self.slots.push(SlotState {
+            last: u32::MAX,
+            count: 0,
+        });
+        (self.slots.len() - 1) as u32
     }
 
-    /// Adds the current record to slot `slot`.
-    fn add(&mut self, slot: u32) {
-        self.walked.push(slot);
+    fn add(&mut self, slot: u32, doc: u32) {
+        add_to(&mut self.slots, &mut self.pairs, slot, doc);
     }
 
     fn current(&self) -> usize {
@@ -291,7 +306,7 @@ impl<'a> ChunkBuilder<'a> {
         map: for<'f> fn(&'f mut PartialField<'a>) -> &'f mut StrSlots,
     ) -> u32 {
         // The slot a new key gets is the next one `new_slot` makes.
-        let next = self.slot_count;
+        let next = self.slots.len() as u32;
         let slot = map(&mut self.fields[f]).get_or_insert(key, next);
         if slot == next {
             self.new_slot();
@@ -354,16 +369,24 @@ impl<'a> ChunkBuilder<'a> {
 
     /// Adds the current record to the slots one `value` lists at field `f`.
     fn add_slots(&mut self, f: usize, value: ValueSlots) {
-        let listed = &self.fields[f].cache.slots[value.start as usize..value.end as usize];
-        self.walked.extend_from_slice(listed);
+        let doc = self.doc;
+        let ChunkBuilder {
+            fields,
+            slots,
+            pairs,
+            ..
+        } = self;
+        for &slot in &fields[f].cache.slots[value.start as usize..value.end as usize] {
+            add_to(slots, pairs, slot, doc);
+        }
         if let Some(slot) = value.number {
-            self.add(slot);
+            self.add(slot, doc);
         }
         if value.long {
             if self.fields[f].long == u32::MAX {
                 self.fields[f].long = self.new_slot();
             }
-            self.add(self.fields[f].long);
+            self.add(self.fields[f].long, doc);
         }
     }
 
@@ -420,60 +443,32 @@ impl<'a> ChunkBuilder<'a> {
         slots
     }
 
-    /// Packs the chunk: counting-sorts the walked slots into runs by slot and lists each
-    /// field's keys in order; each field's `exists` bitset is kept as it is (a bit per
-    /// record is a sixteenth of an id per record, and most fields hold a value in most
-    /// records). Gives the walked-slots buffer back for another chunk.
-    fn finish(self) -> (Chunk, Vec<u32>) {
+    /// Packs the chunk: counting-sorts the pairs into runs by slot and lists each field's
+    /// keys in order; each field's `exists` bitset is kept as it is (a bit per record is
+    /// a sixteenth of an id per record, and most fields hold a value in most records).
+    /// Gives the pair buffer back for another chunk.
+    fn finish(self) -> (Chunk, Vec<(u32, u32)>) {
         let ChunkBuilder {
             fields,
-            slot_count,
-            mut walked,
-            record_ends,
+            slots,
+            pairs,
             base,
             ..
         } = self;
-        // Per slot: the last record counted and how many records, side by side (one
-        // cache line per slot). A slot met again within a record is dropped: marked
-        // `REPEAT` in `walked`.
-        const REPEAT: u32 = u32::MAX;
-        let mut counted = vec![(u32::MAX, 0u32); slot_count as usize];
-        let mut from = 0;
-        for (record, &end) in record_ends.iter().enumerate() {
-            let record = record as u32;
-            for slot in &mut walked[from..end] {
-                let (last, count) = &mut counted[*slot as usize];
-                if *last == record {
-                    *slot = REPEAT;
-                } else {
-                    *last = record;
-                    *count += 1;
-                }
-            }
-            from = end;
-        }
-        let mut starts = Vec::with_capacity(counted.len() + 1);
+        let mut starts = Vec::with_capacity(slots.len() + 1);
         let mut total = 0u32;
-        for &(_, count) in &counted {
+        for state in &slots {
             starts.push(total);
-            total += count;
+            total += state.count;
         }
         starts.push(total);
-        drop(counted);
         let mut cursor = starts.clone();
         let mut ids = vec![0u16; total as usize];
-        let mut from = 0;
-        for (offset, &end) in record_ends.iter().enumerate() {
+        for &(slot, doc) in &pairs {
+            let at = &mut cursor[slot as usize];
             // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
-            let offset = offset as u16;
-            for &slot in &walked[from..end] {
-                if slot != REPEAT {
-                    let at = &mut cursor[slot as usize];
-                    ids[*at as usize] = offset;
-                    *at += 1;
-                }
-            }
-            from = end;
+            ids[*at as usize] = (doc - base) as u16;
+            *at += 1;
         }
         let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
         let fields = fields
@@ -500,7 +495,7 @@ impl<'a> ChunkBuilder<'a> {
                 }
             })
             .collect();
-        (Chunk { base, ids, fields }, walked)
+        (Chunk { base, ids, fields }, pairs)
     }
 }
 
@@ -553,7 +548,7 @@ impl<'a> Visit<'a> for ChunkBuilder<'a> {
             Scalar::Num(text) => {
                 if let Some(x) = short_decimal(text).or_else(|| text.parse::<f64>().ok()) {
                     let slot = self.number_slot(f, x, true);
-                    self.add(slot);
+                    self.add(slot, self.doc);
                 }
             }
             Scalar::Bool(b) => self.add_str(f, if b { "true" } else { "false" }),

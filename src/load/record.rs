@@ -157,67 +157,25 @@ impl Preparer {
         index: usize,
         dest: &mut ChunkOut,
     ) -> Option<(Prepared, usize)> {
-        // Transcoded straight into the chunk: a record whose only edits add members (most
-        // cards gain `printings`) is finished where it stands, never copied.
-        let start = dest.text.len();
-        let end = self.transcoder.record_prefix_into(text, &mut dest.text)?;
-        let (mut prepared, edits) = self
-            .check(kind, index, &dest.text[start..], &mut dest.strings)
-            .ok()?;
-        let t = &mut self.transcoder;
-        if edits.iter().all(|e| e.range.is_none()) {
-            // The record's closing brace goes; the added members and a new one follow.
-            let empty = dest.text.len() - start == 2;
-            dest.text.pop();
-            close_record(
-                dest,
-                start,
-                empty,
-                &edits,
-                &t.layout.strips,
-                &[],
-                &mut prepared,
-            );
-        } else {
-            t.out.clear();
-            t.out.extend_from_slice(&dest.text[start..]);
-            dest.text.truncate(start);
-            apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
-        }
+        let end = self.transcoder.record_prefix(text)?;
+        let prepared = self.complete(kind, index, dest).ok()?;
         Some((prepared, end))
     }
 
-    /// Validates and transforms the record just transcoded into the transcoder's buffer,
-    /// appending it to `dest`.
+    /// Validates and transforms the record just transcoded, appending it to `dest`.
     fn complete(
         &mut self,
         kind: RecordKind,
         index: usize,
         dest: &mut ChunkOut,
     ) -> std::result::Result<Prepared, LoadError> {
-        let t = &self.transcoder;
-        let (mut prepared, edits) = self.check(kind, index, &t.out, &mut dest.strings)?;
-        apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
-        Ok(prepared)
-    }
-
-    /// Validates the record just transcoded (`out`, described by the transcoder's
-    /// layout): its sort and check strings go to `strings`, and the edits the rules make
-    /// are returned, to be applied.
-    fn check(
-        &self,
-        kind: RecordKind,
-        index: usize,
-        out: &[u8],
-        strings: &mut String,
-    ) -> std::result::Result<(Prepared, Edits), LoadError> {
-        let t = &self.transcoder;
-        let own = t.layout.kind.unwrap_or(Kind::Null);
+        let own = self.transcoder.layout.kind.unwrap_or(Kind::Null);
         if own != Kind::Object {
             let kind = LoadErrorKind::NotAnObject { found: own.name() };
             return Err(LoadError::new(None, kind).at_record(index, None));
         }
-        let record = Record::new(out, &t.layout.members, &t.layout.translation_en);
+        let t = &self.transcoder;
+        let record = Record::new(&t.out, &t.layout.members, &t.layout.translation_en);
         let mut edits = Edits::new();
         let mut prepared = Prepared {
             chunk: 0,
@@ -230,7 +188,7 @@ impl Preparer {
             release_date: Str::NONE,
             strips: 0..0,
         };
-        if let Err(kind) = self.rules(&record, kind, &mut prepared, &mut edits, strings) {
+        if let Err(kind) = self.rules(&record, kind, &mut prepared, &mut edits, &mut dest.strings) {
             // The id names the record in the error, when it has a usable one.
             let id = record
                 .field(Known::Id)
@@ -239,7 +197,8 @@ impl Preparer {
                 .filter(|id| !id.is_empty());
             return Err(LoadError::new(None, kind).at_record(index, id.as_deref()));
         }
-        Ok((prepared, edits))
+        apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
+        Ok(prepared)
     }
 
     fn rules(
@@ -268,16 +227,16 @@ impl Preparer {
             .iter()
             .filter(|m| m.kind != Kind::Null)
         {
-            let key = &record.out[en.key.clone()];
+            let key = &t.out[en.key.clone()];
             if kind == RecordKind::Card && key == b"printings" {
                 // The printings rule below writes the card's printings, English ones included.
                 continue;
             }
-            let bytes = record.out[en.value.clone()].to_vec();
+            let bytes = t.out[en.value.clone()].to_vec();
             match record.member(key) {
                 None => edits.push(Edit {
                     range: None,
-                    bytes: member_bytes(key, &bytes),
+                    bytes: member_bytes(&t.out[en.key.clone()], &bytes),
                 }),
                 Some(own) if own.kind == Kind::Null => edits.push(Edit {
                     range: Some(own.value.clone()),
@@ -303,7 +262,7 @@ impl Preparer {
                     .map_or(&b""[..], |m| &record.out[m.value.clone()]);
                 self.printings(record, literal, &mut json)?;
                 match own {
-                    Some(m) if record.out[m.value.clone()] == json[..] => {}
+                    Some(m) if t.out[m.value.clone()] == json[..] => {}
                     Some(m) => edits.push(Edit {
                         range: Some(m.value.clone()),
                         bytes: json,
@@ -599,24 +558,7 @@ fn apply(
         pos = range.end;
     }
     dest.extend_from_slice(&out[pos..body_end]);
-    let empty = out.len() == 2;
-    close_record(chunk, start, empty, &edits, strips, &shifts, prepared);
-}
-
-/// Ends the record written to `chunk.text` from `start` up to its last member (`empty`:
-/// it has none): appends the members that `edits` add and the closing brace, and the
-/// record's strips to the chunk's, each moved by the `shifts` (end of a replaced range,
-/// change in length) of the replacements before it.
-fn close_record(
-    chunk: &mut ChunkOut,
-    start: usize,
-    mut empty: bool,
-    edits: &Edits,
-    strips: &[Strip],
-    shifts: &[(usize, isize)],
-    prepared: &mut Prepared,
-) {
-    let dest = &mut chunk.text;
+    let mut empty = out.len() == 2;
     for edit in edits.iter().filter(|e| e.range.is_none()) {
         if !empty {
             dest.push(b',');

@@ -50,17 +50,15 @@ pub(super) fn record(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step
     }
 }
 
-/// Transcodes the record at the start of `text` (after any whitespace), appending it to
-/// `out`, into `layout` (empty; its positions count from where the record starts in
-/// `out`), returning its kind and where in `text` it ends; what follows is not looked at.
-/// Gives up as [`record`] does.
+/// Transcodes the record at the start of `text` (after any whitespace) into `out` and
+/// `layout` (both empty), returning its kind and where in `text` it ends; what follows is
+/// not looked at. Gives up as [`record`] does.
 pub(super) fn prefix(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step<(Kind, usize)> {
     let mut reader = Reader {
         text,
         b: text.as_bytes(),
         i: 0,
         pending: 0,
-        base: out.len(),
         out,
         layout,
         depth: 0,
@@ -78,8 +76,6 @@ struct Reader<'a, 'o> {
     /// Where the input not yet in `out` starts: `text[pending..i]` comes out as it
     /// stands, and is copied when something else must be written, or at the end.
     pending: usize,
-    /// Where the record starts in `out`.
-    base: usize,
     out: &'o mut Vec<u8>,
     layout: &'o mut Layout,
     /// Arrays and objects open around the cursor.
@@ -95,10 +91,9 @@ impl<'a> Reader<'a, '_> {
         self.pending = self.i;
     }
 
-    /// Where the output is, from the record's start: its length once the pending input is
-    /// copied.
+    /// Where the output is: the length `out` will have once the pending input is copied.
     fn at(&self) -> usize {
-        self.out.len() - self.base + (self.i - self.pending)
+        self.out.len() + (self.i - self.pending)
     }
 
     /// Skips whitespace, which does not come out. Compact input has none, so the readers

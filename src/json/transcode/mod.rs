@@ -217,17 +217,15 @@ impl Transcoder {
     }
 
     /// Transcodes the record at the start of `text` (after any whitespace) by the direct
-    /// path alone, appending it to `dest` (not to `self.out`: a record that needs no edit
-    /// is then never copied), returning where in `text` it ends; `self.layout`'s positions
-    /// count from where it starts in `dest`. `None` when that path gives up (or keys are
-    /// renamed), leaving `dest` partly written and the caller to split the text and call
-    /// [`Self::record`].
-    pub(crate) fn record_prefix_into(&mut self, text: &str, dest: &mut Vec<u8>) -> Option<usize> {
+    /// path alone, returning where in `text` it ends; `None` when that path gives up (or
+    /// keys are renamed), leaving the caller to split the text and call [`Self::record`].
+    pub(crate) fn record_prefix(&mut self, text: &str) -> Option<usize> {
+        self.out.clear();
         self.layout.clear();
         if self.rename.is_some() {
             return None;
         }
-        let (kind, end) = direct::prefix(text, dest, &mut self.layout).ok()?;
+        let (kind, end) = direct::prefix(text, &mut self.out, &mut self.layout).ok()?;
         self.layout.kind = Some(kind);
         Some(end)
     }
