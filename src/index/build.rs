@@ -14,7 +14,6 @@
 //! inline, long ones as bitmaps). Fields are numbered by sorted path, so the result is the
 //! same whatever the chunking or the thread count.
 
-use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -71,9 +70,8 @@ pub(crate) fn build(docs: &[&str]) -> Index {
     merge(partials)
 }
 
-/// A field as seen by one chunk's walk (over texts that live for `'a`): also a node of
-/// the path trie.
-struct PartialField<'a> {
+/// A field as seen by one chunk's walk: also a node of the path trie.
+struct PartialField {
     path: Box<str>,
     kind: FieldKind,
     /// The chunk's records holding a scalar here, one bit each (bit `i` is record
@@ -96,12 +94,12 @@ struct PartialField<'a> {
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.
     hint: usize,
-    /// The last string value seen here (borrowed from its record's text, so keeping it
-    /// copies nothing) and its slots: many fields repeat their values from one record to
-    /// the next (`rarity`, `currency`, `language`), which then cost one compare. `None`
-    /// after a value that was not in the text as it stands (an escaped one, decoded).
-    memo_value: Option<&'a str>,
+    /// The last string value seen here and its slots: many fields repeat their values
+    /// from one record to the next (`rarity`, `currency`, `language`), which then cost
+    /// one compare.
+    memo_value: String,
     memo: ValueSlots,
+    memo_valid: bool,
     /// Values seen before and their slots, while this field's values repeat often
     /// enough to be worth it (see [`ValueCache`]).
     cache: ValueCache,
@@ -179,8 +177,8 @@ impl ValueCache {
     }
 }
 
-impl PartialField<'_> {
-    fn new(path: Box<str>) -> Self {
+impl PartialField {
+    fn new(path: Box<str>) -> PartialField {
         PartialField {
             kind: field_kind(&path),
             path,
@@ -194,18 +192,18 @@ impl PartialField<'_> {
             long: u32::MAX,
             children: Vec::new(),
             hint: 0,
-            memo_value: None,
+            memo_value: String::new(),
             memo: ValueSlots::default(),
+            memo_valid: false,
             cache: ValueCache::default(),
         }
     }
 }
 
-/// Walks the records of one chunk (field 0 is the record itself), whose texts live for
-/// `'a`.
+/// Walks the records of one chunk (field 0 is the record itself).
 #[derive(Default)]
-struct ChunkBuilder<'a> {
-    fields: Vec<PartialField<'a>>,
+struct ChunkBuilder {
+    fields: Vec<PartialField>,
     stack: Vec<u32>,
     /// The chunk's first record, its number of records, and the record being walked.
     base: u32,
@@ -242,7 +240,7 @@ struct SlotState {
     count: u32,
 }
 
-impl<'a> ChunkBuilder<'a> {
+impl ChunkBuilder {
     fn new_slot(&mut self) -> u32 {
         self.slots.push(SlotState {
             last: u32::MAX,
@@ -303,7 +301,7 @@ impl<'a> ChunkBuilder<'a> {
         &mut self,
         f: usize,
         key: &str,
-        map: for<'f> fn(&'f mut PartialField<'a>) -> &'f mut StrSlots,
+        map: fn(&mut PartialField) -> &mut StrSlots,
     ) -> u32 {
         // The slot a new key gets is the next one `new_slot` makes.
         let next = self.slots.len() as u32;
@@ -335,54 +333,35 @@ impl<'a> ChunkBuilder<'a> {
         slot
     }
 
-    /// Records that the current record holds the string `value` (a slice of its text, or
-    /// static) at field `f`.
-    fn add_str(&mut self, f: usize, value: &'a str) {
-        let field = &self.fields[f];
-        if !field
-            .memo_value
-            .is_some_and(|memo| same_bytes(memo.as_bytes(), value.as_bytes()))
-        {
-            let memo = self.slots_of(f, value);
+    /// Records that the current record holds the string `value` at field `f`.
+    fn add_str(&mut self, f: usize, value: &str) {
+        let doc = self.doc;
+        let field = &mut self.fields[f];
+        if !(field.memo_valid && same_bytes(field.memo_value.as_bytes(), value.as_bytes())) {
+            let memo = match field.cache.get(value) {
+                Some(cached) => cached,
+                None => self.value_slots(f, value),
+            };
             let field = &mut self.fields[f];
             field.memo = memo;
-            field.memo_value = Some(value);
+            field.memo_value.clear();
+            field.memo_value.push_str(value);
+            field.memo_valid = true;
         }
-        self.add_slots(f, self.fields[f].memo);
-    }
-
-    /// [`Self::add_str`] for a value decoded from escapes, which is not in the text as it
-    /// stands: not kept as the field's last value.
-    fn add_decoded_str(&mut self, f: usize, value: &str) {
-        let slots = self.slots_of(f, value);
-        self.fields[f].memo_value = None;
-        self.add_slots(f, slots);
-    }
-
-    /// The slots string `value` adds at field `f`: cached, or found now.
-    fn slots_of(&mut self, f: usize, value: &str) -> ValueSlots {
-        match self.fields[f].cache.get(value) {
-            Some(cached) => cached,
-            None => self.value_slots(f, value),
-        }
-    }
-
-    /// Adds the current record to the slots one `value` lists at field `f`.
-    fn add_slots(&mut self, f: usize, value: ValueSlots) {
-        let doc = self.doc;
         let ChunkBuilder {
             fields,
             slots,
             pairs,
             ..
         } = self;
-        for &slot in &fields[f].cache.slots[value.start as usize..value.end as usize] {
+        let memo = fields[f].memo;
+        for &slot in &fields[f].cache.slots[memo.start as usize..memo.end as usize] {
             add_to(slots, pairs, slot, doc);
         }
-        if let Some(slot) = value.number {
+        if let Some(slot) = memo.number {
             self.add(slot, doc);
         }
-        if value.long {
+        if memo.long {
             if self.fields[f].long == u32::MAX {
                 self.fields[f].long = self.new_slot();
             }
@@ -499,7 +478,7 @@ impl<'a> ChunkBuilder<'a> {
     }
 }
 
-impl<'a> Visit<'a> for ChunkBuilder<'a> {
+impl Visit for ChunkBuilder {
     fn enter(&mut self, key: &str) {
         let parent = self.current();
         let child = self.child(parent, key);
@@ -540,11 +519,10 @@ impl<'a> Visit<'a> for ChunkBuilder<'a> {
         self.fields[current].holds_objects = true;
     }
 
-    fn scalar(&mut self, value: Scalar<'a>) {
+    fn scalar(&mut self, value: Scalar<'_>) {
         let f = self.current();
         match value {
-            Scalar::Str(Cow::Borrowed(s)) => self.add_str(f, s),
-            Scalar::Str(Cow::Owned(s)) => self.add_decoded_str(f, &s),
+            Scalar::Str(s) => self.add_str(f, &s),
             Scalar::Num(text) => {
                 if let Some(x) = short_decimal(text).or_else(|| text.parse::<f64>().ok()) {
                     let slot = self.number_slot(f, x, true);

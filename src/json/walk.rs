@@ -21,15 +21,14 @@ pub(crate) enum Scalar<'a> {
 }
 
 /// Receives the structure of a record from [`walk`]. Arrays are looked through: their
-/// elements are reported at the path of the array. Scalars borrow from the record's text
-/// (`'a`), so a visitor may keep them while the text lives.
-pub(crate) trait Visit<'a> {
+/// elements are reported at the path of the array.
+pub(crate) trait Visit {
     /// Entering member `key` of an object.
     fn enter(&mut self, key: &str);
     /// Leaving the member last entered.
     fn leave(&mut self);
     /// A scalar at the current path.
-    fn scalar(&mut self, value: Scalar<'a>);
+    fn scalar(&mut self, value: Scalar<'_>);
     /// An object at the current path.
     fn object(&mut self) {}
     /// Before a key is read: `text` is what follows its opening quote. A visitor that
@@ -163,12 +162,12 @@ impl<'a> Cursor<'a> {
 }
 
 /// Walks a whole record, reporting each member, object and scalar to `visit`.
-pub(crate) fn walk<'a>(doc: &'a str, visit: &mut impl Visit<'a>) {
+pub(crate) fn walk(doc: &str, visit: &mut impl Visit) {
     let mut cursor = Cursor::new(doc);
     walk_value(&mut cursor, visit);
 }
 
-fn walk_value<'a>(c: &mut Cursor<'a>, visit: &mut impl Visit<'a>) {
+fn walk_value(c: &mut Cursor<'_>, visit: &mut impl Visit) {
     match c.peek() {
         Some(b'{') => {
             c.i += 1;
@@ -369,15 +368,13 @@ pub(crate) fn kind_at(b: Option<u8>) -> super::transcode::Kind {
     }
 }
 
-/// Where the elements of a compact JSON array of strings are: each string literal's
-/// range in `array`, quotes included; else the index and kind of the first element that
-/// is not a string. Literals written as serde_json writes them (as the transcoder does)
-/// are equal exactly when their strings are.
-pub(crate) fn string_literals(
+/// The strings of a compact JSON array of strings; else the index and kind of the first
+/// element that is not a string.
+pub(crate) fn string_array(
     array: &str,
-) -> Result<smallvec::SmallVec<[Range<usize>; 4]>, (usize, super::transcode::Kind)> {
+) -> Result<Vec<Cow<'_, str>>, (usize, super::transcode::Kind)> {
     let mut c = Cursor::new(array);
-    let mut out = smallvec::SmallVec::new();
+    let mut out = Vec::new();
     if !c.eat(b'[') || c.eat(b']') {
         return Ok(out);
     }
@@ -385,9 +382,7 @@ pub(crate) fn string_literals(
         if c.peek() != Some(b'"') {
             return Err((out.len(), kind_at(c.peek())));
         }
-        let start = c.i;
-        c.skip_string();
-        out.push(start..c.i);
+        out.push(c.string());
         if !c.eat(b',') {
             return Ok(out);
         }
@@ -455,7 +450,7 @@ mod tests {
         objects: Vec<String>,
     }
 
-    impl Visit<'_> for Collect {
+    impl Visit for Collect {
         fn enter(&mut self, key: &str) {
             self.path.push(key.to_string());
         }
@@ -508,7 +503,7 @@ mod tests {
         taken: usize,
     }
 
-    impl Visit<'_> for Guess {
+    impl Visit for Guess {
         fn enter(&mut self, key: &str) {
             self.next += 1;
             self.inner.enter(key);

@@ -96,11 +96,12 @@ impl<'a> Reader<'a, '_> {
         self.out.len() + (self.i - self.pending)
     }
 
-    /// Skips whitespace, which does not come out. Compact input has none, so the readers
-    /// below look for the byte they expect first and call this only when it is not there
-    /// (skipping whitespace does not move [`Self::at`]: what it flushes was pending).
-    #[cold]
+    /// Skips whitespace, which does not come out. (Compact input has none: one compare.)
+    #[inline]
     fn whitespace(&mut self) {
+        if !matches!(self.b.get(self.i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            return;
+        }
         let next = skip_whitespace(self.b, self.i);
         if next != self.i {
             self.flush();
@@ -109,23 +110,11 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
-    /// Whether the byte at the cursor is `c`, after any whitespace.
-    #[inline]
-    fn at_byte(&mut self, c: u8) -> bool {
-        match self.b.get(self.i) {
-            Some(&b) if b == c => true,
-            Some(b' ' | b'\n' | b'\r' | b'\t') => {
-                self.whitespace();
-                self.b.get(self.i) == Some(&c)
-            }
-            _ => false,
-        }
-    }
-
     /// Skips whitespace and takes `c`, or gives up.
     #[inline]
     fn expect(&mut self, c: u8) -> Step {
-        if self.at_byte(c) {
+        self.whitespace();
+        if self.b.get(self.i) == Some(&c) {
             self.i += 1;
             Ok(())
         } else {
@@ -134,6 +123,7 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn value(&mut self, place: Place) -> Step<Kind> {
+        self.whitespace();
         match self.b.get(self.i) {
             Some(b'{') => self.object(place),
             Some(b'[') => self.array(place),
@@ -142,11 +132,6 @@ impl<'a> Reader<'a, '_> {
             Some(b't') => self.literal(b"true", Kind::Bool),
             Some(b'f') => self.literal(b"false", Kind::Bool),
             Some(b'n') => self.literal(b"null", Kind::Null),
-            Some(b' ' | b'\n' | b'\r' | b'\t') => {
-                // After the whitespace comes something else: this recursion is one level.
-                self.whitespace();
-                self.value(place)
-            }
             _ => Err(GiveUp),
         }
     }
@@ -173,7 +158,8 @@ impl<'a> Reader<'a, '_> {
     /// whitespace.
     #[inline]
     fn closes(&mut self, bracket: u8) -> bool {
-        if self.at_byte(bracket) {
+        self.whitespace();
+        if self.b.get(self.i) == Some(&bracket) {
             self.i += 1;
             self.depth -= 1;
             true
@@ -185,14 +171,10 @@ impl<'a> Reader<'a, '_> {
     /// After an element or member: `,` (more follow) or the closing bracket.
     #[inline]
     fn next_or_close(&mut self, bracket: u8) -> Step<bool> {
-        if self.b.get(self.i) == Some(&b',') {
-            self.i += 1;
-            return Ok(true);
-        }
         if self.closes(bracket) {
             return Ok(false);
         }
-        // `closes` skipped any whitespace.
+        // `closes` skipped the whitespace.
         if self.b.get(self.i) == Some(&b',') {
             self.i += 1;
             Ok(true)
@@ -233,13 +215,11 @@ impl<'a> Reader<'a, '_> {
         if self.closes(b'}') {
             return Ok(Kind::Object);
         }
-        if place == Place::Other {
-            return self.unnoted_members();
-        }
         let mut first = true;
         loop {
             // The separating comma (taken by `next_or_close`) comes out just before the
             // key: the member starts there.
+            self.whitespace();
             let member_start = self.at() - usize::from(!first);
             let key = self.key()?;
             let key_start = member_start + usize::from(!first) + 1;
@@ -265,19 +245,6 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
-    /// The members of an object (from its first key) at a place whose members are not
-    /// noted ([`Place::Other`], as are all of theirs): no positions to keep.
-    fn unnoted_members(&mut self) -> Step<Kind> {
-        loop {
-            self.key()?;
-            self.expect(b':')?;
-            self.value(Place::Other)?;
-            if !self.next_or_close(b'}')? {
-                return Ok(Kind::Object);
-            }
-        }
-    }
-
     /// Where the string literal at the cursor stops being plain: the position of its
     /// closing quote, of its first backslash, or of a byte JSON forbids in it.
     fn plain_end(&self) -> usize {
@@ -285,11 +252,10 @@ impl<'a> Reader<'a, '_> {
         from + needing_escape(&self.b[from.min(self.b.len())..])
     }
 
-    /// An object key (the cursor should be on its opening quote, after any whitespace),
-    /// copied; its characters are returned. Gives up on a key with escapes (rare; the
-    /// reference decodes them).
+    /// An object key (the cursor should be on its opening quote), copied; its characters
+    /// are returned. Gives up on a key with escapes (rare; the reference decodes them).
     fn key(&mut self) -> Step<&'a [u8]> {
-        if !self.at_byte(b'"') {
+        if self.b.get(self.i) != Some(&b'"') {
             return Err(GiveUp);
         }
         let end = self.plain_end();

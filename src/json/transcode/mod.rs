@@ -111,12 +111,7 @@ enum Place {
 
 impl Place {
     /// Where the value of member `key` of an object at this place sits.
-    #[inline]
     fn child(self, key: &[u8]) -> Place {
-        if self == Place::Other {
-            // Most members: nothing below another place matters.
-            return Place::Other;
-        }
         match (self, key) {
             (Place::Record, b"variants") => Place::Variants,
             (Place::Record, b"translation") => Place::Translation,
@@ -139,15 +134,7 @@ struct Noted {
 
 impl Layout {
     /// Notes member `key` of an object at `place`, if the rules care about it.
-    #[inline]
     fn note(&mut self, place: Place, key: &[u8], m: Noted) {
-        if place != Place::Other {
-            self.note_kept(place, key, m);
-        }
-    }
-
-    /// [`Self::note`] at a place the rules care about.
-    fn note_kept(&mut self, place: Place, key: &[u8], m: Noted) {
         match place {
             Place::Record => self.members.push(Member {
                 key: m.key,
@@ -479,14 +466,10 @@ mod tests {
                 prop_oneof![
                     prop::collection::vec(element.clone(), 0..6)
                         .prop_map(|items| format!("[{}]", items.join(","))),
-                    prop::collection::vec(
-                        (space.clone(), key.clone(), space.clone(), element),
-                        0..6
-                    )
-                    .prop_map(|members| {
+                    prop::collection::vec((key.clone(), element), 0..6).prop_map(|members| {
                         let members: Vec<String> = members
                             .into_iter()
-                            .map(|(a, k, b, v)| format!("{a}{k}{b}:{v}"))
+                            .map(|(k, v)| format!("{k}:{v}"))
                             .collect();
                         format!("{{{}}}", members.join(","))
                     }),
