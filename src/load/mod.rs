@@ -493,6 +493,27 @@ mod tests {
 
     /// Anything unusual is left to the general way, which reports it.
     #[test]
+    fn one_pass_edits_records_as_the_general_way_does() {
+        // Records whose edits only add members, and ones whose edits replace values, with
+        // strips after a replacement.
+        let cards = [
+            r#"{"id":"a","expansion_id":"e"}"#,
+            r#"{"id":"b","expansion_id":"e","printings":["e"]}"#,
+            r#"{"id":"c","expansion_id":"e","printings":["x"],"variants":[{"name":"n","prices":[{"market":1.50}]}]}"#,
+            r#"{"id":"d","name":null,"expansion_id":"e","variants":[{"prices":[1],"pop_reports":[]}],"translation":{"en":{"name":"Long English name","rarity":"Rare"}}}"#,
+            r#"{"id":"f","expansion_id":"e","translation":{"en":{"types":["Fire"]}},"variants":[{"printings":["p"],"prices":[2]}]}"#,
+        ];
+        let text = format!("[{}]", cards.join(",\n"));
+        let one = read_in_one_pass(&text, RecordKind::Card).expect("read in one pass");
+        let general = read_in_chunks(Path::new("t.json"), &text, RecordKind::Card).unwrap();
+        assert_eq!(records(&one), records(&general));
+        let texts: Vec<String> = records(&one).into_iter().map(|r| r.0).collect();
+        assert!(texts[0].ends_with(r#","printings":["e"]}"#), "{}", texts[0]);
+        assert!(texts[3].starts_with(r#"{"id":"d","name":"Long English name","#), "{}", texts[3]);
+        assert!(texts[3].ends_with(r#","rarity":"Rare","printings":["e"]}"#), "{}", texts[3]);
+    }
+
+    #[test]
     fn one_pass_leaves_unusual_files_to_the_general_way() {
         let card = r#"{"id":"a","expansion_id":"e"}"#;
         for text in [
