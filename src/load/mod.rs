@@ -509,8 +509,16 @@ mod tests {
         assert_eq!(records(&one), records(&general));
         let texts: Vec<String> = records(&one).into_iter().map(|r| r.0).collect();
         assert!(texts[0].ends_with(r#","printings":["e"]}"#), "{}", texts[0]);
-        assert!(texts[3].starts_with(r#"{"id":"d","name":"Long English name","#), "{}", texts[3]);
-        assert!(texts[3].ends_with(r#","rarity":"Rare","printings":["e"]}"#), "{}", texts[3]);
+        assert!(
+            texts[3].starts_with(r#"{"id":"d","name":"Long English name","#),
+            "{}",
+            texts[3]
+        );
+        assert!(
+            texts[3].ends_with(r#","rarity":"Rare","printings":["e"]}"#),
+            "{}",
+            texts[3]
+        );
     }
 
     #[test]
