@@ -34,6 +34,29 @@ pub(crate) fn map_slice<T: Sync, U: Send>(
     items.iter().map(f).collect()
 }
 
+/// Appends `f(i, &items[i])` for every item to `out`, computed (and written in place) in
+/// parallel when the `parallel` feature is on.
+#[cfg(feature = "parallel")]
+pub(crate) fn extend_indexed<T: Sync, U: Send>(
+    out: &mut Vec<U>,
+    items: &[T],
+    f: impl Fn(usize, &T) -> U + Sync + Send,
+) {
+    use rayon::prelude::*;
+    out.par_extend(items.par_iter().enumerate().map(|(i, t)| f(i, t)));
+}
+
+/// Appends `f(i, &items[i])` for every item to `out`, computed (and written in place) in
+/// parallel when the `parallel` feature is on.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn extend_indexed<T: Sync, U: Send>(
+    out: &mut Vec<U>,
+    items: &[T],
+    f: impl Fn(usize, &T) -> U + Sync + Send,
+) {
+    out.extend(items.iter().enumerate().map(|(i, t)| f(i, t)));
+}
+
 /// Runs both closures, in parallel when the `parallel` feature is on.
 #[cfg(feature = "parallel")]
 pub(crate) fn join<A: Send, B: Send>(

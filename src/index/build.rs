@@ -2,11 +2,12 @@
 //!
 //! The records are cut into contiguous chunks of ids; each chunk is walked on its own (in
 //! parallel). Every distinct term, number and word pair of a chunk gets a *slot*, and the
-//! walk appends `(slot, record)` pairs to one array — no vector per term, so loading makes
-//! few small allocations; which records hold a value at each path is a bitset per field. A
-//! finished chunk counting-sorts the pairs into one flat array of 16-bit offsets from its
-//! first record, grouped by slot and ascending within each (records are walked in order),
-//! and lists each field's keys in sorted order with their runs in that array.
+//! walk appends each record's slots to one array, noting where each record's slots end — no
+//! vector per term, so loading makes few small allocations; which records hold a value at
+//! each path is a bitset per field. A finished chunk counting-sorts the slots into one
+//! flat array of 16-bit offsets from its first record, grouped by slot and ascending
+//! within each (records are walked in order), and lists each field's keys in sorted order
+//! with their runs in that array.
 //!
 //! Chunks are then merged field by field (in parallel): the chunks' keys are sorted
 //! together and each key's runs concatenated in chunk order — chunks are ordered ranges of
@@ -14,6 +15,7 @@
 //! inline, long ones as bitmaps). Fields are numbered by sorted path, so the result is the
 //! same whatever the chunking or the thread count.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -48,12 +50,13 @@ pub(crate) fn build(docs: &[&str]) -> Index {
         .enumerate()
         .map(|(i, chunk)| ((i * len) as u32, chunk))
         .collect();
-    let pairs: par::Pool<Vec<(u32, u32)>> = par::Pool::default();
+    let walked: par::Pool<Vec<u32>> = par::Pool::default();
     let partials = par::map(chunks, |(base, chunk)| {
         let mut builder = ChunkBuilder {
             base,
             len: chunk.len() as u32,
-            pairs: pairs.take(),
+            walked: walked.take(),
+            record_ends: Vec::with_capacity(chunk.len()),
             ..ChunkBuilder::default()
         };
         builder.fields.push(PartialField::new("".into()));
@@ -61,17 +64,19 @@ pub(crate) fn build(docs: &[&str]) -> Index {
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
             walk(doc, &mut builder);
+            builder.record_ends.push(builder.walked.len());
         }
         let (chunk, mut spare) = builder.finish();
         spare.clear();
-        pairs.give(spare);
+        walked.give(spare);
         chunk
     });
     merge(partials)
 }
 
-/// A field as seen by one chunk's walk: also a node of the path trie.
-struct PartialField {
+/// A field as seen by one chunk's walk (over texts that live for `'a`): also a node of
+/// the path trie.
+struct PartialField<'a> {
     path: Box<str>,
     kind: FieldKind,
     /// The chunk's records holding a scalar here, one bit each (bit `i` is record
@@ -94,12 +99,12 @@ struct PartialField {
     /// Where the next child key is most likely to be found: records of one collection tend
     /// to write their keys in the same order.
     hint: usize,
-    /// The last string value seen here and its slots: many fields repeat their values
-    /// from one record to the next (`rarity`, `currency`, `language`), which then cost
-    /// one compare.
-    memo_value: String,
+    /// The last string value seen here (borrowed from its record's text, so keeping it
+    /// copies nothing) and its slots: many fields repeat their values from one record to
+    /// the next (`rarity`, `currency`, `language`), which then cost one compare. `None`
+    /// after a value that was not in the text as it stands (an escaped one, decoded).
+    memo_value: Option<&'a str>,
     memo: ValueSlots,
-    memo_valid: bool,
     /// Values seen before and their slots, while this field's values repeat often
     /// enough to be worth it (see [`ValueCache`]).
     cache: ValueCache,
@@ -177,8 +182,8 @@ impl ValueCache {
     }
 }
 
-impl PartialField {
-    fn new(path: Box<str>) -> PartialField {
+impl PartialField<'_> {
+    fn new(path: Box<str>) -> Self {
         PartialField {
             kind: field_kind(&path),
             path,
@@ -192,18 +197,18 @@ impl PartialField {
             long: u32::MAX,
             children: Vec::new(),
             hint: 0,
-            memo_value: String::new(),
+            memo_value: None,
             memo: ValueSlots::default(),
-            memo_valid: false,
             cache: ValueCache::default(),
         }
     }
 }
 
-/// Walks the records of one chunk (field 0 is the record itself).
+/// Walks the records of one chunk (field 0 is the record itself), whose texts live for
+/// `'a`.
 #[derive(Default)]
-struct ChunkBuilder {
-    fields: Vec<PartialField>,
+struct ChunkBuilder<'a> {
+    fields: Vec<PartialField<'a>>,
     stack: Vec<u32>,
     /// The chunk's first record, its number of records, and the record being walked.
     base: u32,
@@ -212,45 +217,27 @@ struct ChunkBuilder {
     scratch: String,
     /// The key of one word pair, `"w1 w2"`, reused.
     pair_scratch: String,
-    /// Per slot: the last record added (to skip repeats) and how many records.
-    slots: Vec<SlotState>,
-    /// `(slot, record)`, in walk order.
-    pairs: Vec<(u32, u32)>,
+    /// How many slots there are.
+    slot_count: u32,
+    /// The slots each record was added to, record after record, in walk order (a slot
+    /// may repeat within a record: [`Self::finish`] drops the repeats). Nothing per slot
+    /// is touched while walking: at a million records the per-slot counts outgrow the
+    /// caches, and updating them here would stall on a miss at every value, where the
+    /// counting loops of `finish` overlap their misses.
+    walked: Vec<u32>,
+    /// Per record walked: where its slots end in `walked`.
+    record_ends: Vec<usize>,
 }
 
-/// Adds record `doc` to slot `slot` (the walk's `(slot, record)` pairs), unless it was
-/// the last record added there.
-#[inline]
-fn add_to(slots: &mut [SlotState], pairs: &mut Vec<(u32, u32)>, slot: u32, doc: u32) {
-    let state = &mut slots[slot as usize];
-    if state.last != doc {
-        state.last = doc;
-        state.count += 1;
-        pairs.push((slot, doc));
-    }
-}
-
-/// What the walk keeps per slot, side by side so that adding a record to a slot touches
-/// one cache line.
-#[derive(Debug, Clone, Copy)]
-struct SlotState {
-    /// The last record added (to skip repeats).
-    last: u32,
-    /// How many records.
-    count: u32,
-}
-
-impl ChunkBuilder {
+impl<'a> ChunkBuilder<'a> {
     fn new_slot(&mut self) -> u32 {
-        self.slots.push(SlotState {
-            last: u32::MAX,
-            count: 0,
-        });
-        (self.slots.len() - 1) as u32
+        self.slot_count += 1;
+        self.slot_count - 1
     }
 
-    fn add(&mut self, slot: u32, doc: u32) {
-        add_to(&mut self.slots, &mut self.pairs, slot, doc);
+    /// Adds the current record to slot `slot`.
+    fn add(&mut self, slot: u32) {
+        self.walked.push(slot);
     }
 
     fn current(&self) -> usize {
@@ -301,10 +288,10 @@ impl ChunkBuilder {
         &mut self,
         f: usize,
         key: &str,
-        map: fn(&mut PartialField) -> &mut StrSlots,
+        map: for<'f> fn(&'f mut PartialField<'a>) -> &'f mut StrSlots,
     ) -> u32 {
         // The slot a new key gets is the next one `new_slot` makes.
-        let next = self.slots.len() as u32;
+        let next = self.slot_count;
         let slot = map(&mut self.fields[f]).get_or_insert(key, next);
         if slot == next {
             self.new_slot();
@@ -333,39 +320,50 @@ impl ChunkBuilder {
         slot
     }
 
-    /// Records that the current record holds the string `value` at field `f`.
-    fn add_str(&mut self, f: usize, value: &str) {
-        let doc = self.doc;
-        let field = &mut self.fields[f];
-        if !(field.memo_valid && same_bytes(field.memo_value.as_bytes(), value.as_bytes())) {
-            let memo = match field.cache.get(value) {
-                Some(cached) => cached,
-                None => self.value_slots(f, value),
-            };
+    /// Records that the current record holds the string `value` (a slice of its text, or
+    /// static) at field `f`.
+    fn add_str(&mut self, f: usize, value: &'a str) {
+        let field = &self.fields[f];
+        if !field
+            .memo_value
+            .is_some_and(|memo| same_bytes(memo.as_bytes(), value.as_bytes()))
+        {
+            let memo = self.slots_of(f, value);
             let field = &mut self.fields[f];
             field.memo = memo;
-            field.memo_value.clear();
-            field.memo_value.push_str(value);
-            field.memo_valid = true;
+            field.memo_value = Some(value);
         }
-        let ChunkBuilder {
-            fields,
-            slots,
-            pairs,
-            ..
-        } = self;
-        let memo = fields[f].memo;
-        for &slot in &fields[f].cache.slots[memo.start as usize..memo.end as usize] {
-            add_to(slots, pairs, slot, doc);
+        self.add_slots(f, self.fields[f].memo);
+    }
+
+    /// [`Self::add_str`] for a value decoded from escapes, which is not in the text as it
+    /// stands: not kept as the field's last value.
+    fn add_decoded_str(&mut self, f: usize, value: &str) {
+        let slots = self.slots_of(f, value);
+        self.fields[f].memo_value = None;
+        self.add_slots(f, slots);
+    }
+
+    /// The slots string `value` adds at field `f`: cached, or found now.
+    fn slots_of(&mut self, f: usize, value: &str) -> ValueSlots {
+        match self.fields[f].cache.get(value) {
+            Some(cached) => cached,
+            None => self.value_slots(f, value),
         }
-        if let Some(slot) = memo.number {
-            self.add(slot, doc);
+    }
+
+    /// Adds the current record to the slots one `value` lists at field `f`.
+    fn add_slots(&mut self, f: usize, value: ValueSlots) {
+        let listed = &self.fields[f].cache.slots[value.start as usize..value.end as usize];
+        self.walked.extend_from_slice(listed);
+        if let Some(slot) = value.number {
+            self.add(slot);
         }
-        if memo.long {
+        if value.long {
             if self.fields[f].long == u32::MAX {
                 self.fields[f].long = self.new_slot();
             }
-            self.add(self.fields[f].long, doc);
+            self.add(self.fields[f].long);
         }
     }
 
@@ -422,32 +420,60 @@ impl ChunkBuilder {
         slots
     }
 
-    /// Packs the chunk: counting-sorts the pairs into runs by slot and lists each field's
-    /// keys in order; each field's `exists` bitset is kept as it is (a bit per record is
-    /// a sixteenth of an id per record, and most fields hold a value in most records).
-    /// Gives the pair buffer back for another chunk.
-    fn finish(self) -> (Chunk, Vec<(u32, u32)>) {
+    /// Packs the chunk: counting-sorts the walked slots into runs by slot and lists each
+    /// field's keys in order; each field's `exists` bitset is kept as it is (a bit per
+    /// record is a sixteenth of an id per record, and most fields hold a value in most
+    /// records). Gives the walked-slots buffer back for another chunk.
+    fn finish(self) -> (Chunk, Vec<u32>) {
         let ChunkBuilder {
             fields,
-            slots,
-            pairs,
+            slot_count,
+            mut walked,
+            record_ends,
             base,
             ..
         } = self;
-        let mut starts = Vec::with_capacity(slots.len() + 1);
+        // Per slot: the last record counted and how many records, side by side (one
+        // cache line per slot). A slot met again within a record is dropped: marked
+        // `REPEAT` in `walked`.
+        const REPEAT: u32 = u32::MAX;
+        let mut counted = vec![(u32::MAX, 0u32); slot_count as usize];
+        let mut from = 0;
+        for (record, &end) in record_ends.iter().enumerate() {
+            let record = record as u32;
+            for slot in &mut walked[from..end] {
+                let (last, count) = &mut counted[*slot as usize];
+                if *last == record {
+                    *slot = REPEAT;
+                } else {
+                    *last = record;
+                    *count += 1;
+                }
+            }
+            from = end;
+        }
+        let mut starts = Vec::with_capacity(counted.len() + 1);
         let mut total = 0u32;
-        for state in &slots {
+        for &(_, count) in &counted {
             starts.push(total);
-            total += state.count;
+            total += count;
         }
         starts.push(total);
+        drop(counted);
         let mut cursor = starts.clone();
         let mut ids = vec![0u16; total as usize];
-        for &(slot, doc) in &pairs {
-            let at = &mut cursor[slot as usize];
+        let mut from = 0;
+        for (offset, &end) in record_ends.iter().enumerate() {
             // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
-            ids[*at as usize] = (doc - base) as u16;
-            *at += 1;
+            let offset = offset as u16;
+            for &slot in &walked[from..end] {
+                if slot != REPEAT {
+                    let at = &mut cursor[slot as usize];
+                    ids[*at as usize] = offset;
+                    *at += 1;
+                }
+            }
+            from = end;
         }
         let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
         let fields = fields
@@ -474,11 +500,11 @@ impl ChunkBuilder {
                 }
             })
             .collect();
-        (Chunk { base, ids, fields }, pairs)
+        (Chunk { base, ids, fields }, walked)
     }
 }
 
-impl Visit for ChunkBuilder {
+impl<'a> Visit<'a> for ChunkBuilder<'a> {
     fn enter(&mut self, key: &str) {
         let parent = self.current();
         let child = self.child(parent, key);
@@ -519,14 +545,15 @@ impl Visit for ChunkBuilder {
         self.fields[current].holds_objects = true;
     }
 
-    fn scalar(&mut self, value: Scalar<'_>) {
+    fn scalar(&mut self, value: Scalar<'a>) {
         let f = self.current();
         match value {
-            Scalar::Str(s) => self.add_str(f, &s),
+            Scalar::Str(Cow::Borrowed(s)) => self.add_str(f, s),
+            Scalar::Str(Cow::Owned(s)) => self.add_decoded_str(f, &s),
             Scalar::Num(text) => {
                 if let Some(x) = short_decimal(text).or_else(|| text.parse::<f64>().ok()) {
                     let slot = self.number_slot(f, x, true);
-                    self.add(slot, self.doc);
+                    self.add(slot);
                 }
             }
             Scalar::Bool(b) => self.add_str(f, if b { "true" } else { "false" }),

@@ -340,14 +340,24 @@ mod tests {
     #[test]
     fn same_index_whatever_the_chunking() {
         // 9,000 records make three chunks; every posting list must equal the one a naive
-        // walk over the records computes.
+        // walk over the records computes. `e` repeats values with escapes next to plain
+        // ones (decoded values are not kept as a field's last value).
+        let escaped = [
+            r#"q\"x y"#,
+            r#"q\"x y"#,
+            "qx y",
+            r#"line\nbreak"#,
+            r#"q\\x y"#,
+        ];
         let owned: Vec<String> = (0..9000)
             .map(|i| {
                 format!(
-                    r#"{{"id":"c{i}","n":{},"w":"w{} x","k":["k{}"]}}"#,
+                    r#"{{"id":"c{i}","n":{},"w":"w{} x","k":["k{}"],"e":["{}","{}"]}}"#,
                     i % 7,
                     i % 13,
-                    i % 5
+                    i % 5,
+                    escaped[i % 5],
+                    escaped[i % 3],
                 )
             })
             .collect();

@@ -21,14 +21,15 @@ pub(crate) enum Scalar<'a> {
 }
 
 /// Receives the structure of a record from [`walk`]. Arrays are looked through: their
-/// elements are reported at the path of the array.
-pub(crate) trait Visit {
+/// elements are reported at the path of the array. Scalars borrow from the record's text
+/// (`'a`), so a visitor may keep them while the text lives.
+pub(crate) trait Visit<'a> {
     /// Entering member `key` of an object.
     fn enter(&mut self, key: &str);
     /// Leaving the member last entered.
     fn leave(&mut self);
     /// A scalar at the current path.
-    fn scalar(&mut self, value: Scalar<'_>);
+    fn scalar(&mut self, value: Scalar<'a>);
     /// An object at the current path.
     fn object(&mut self) {}
     /// Before a key is read: `text` is what follows its opening quote. A visitor that
@@ -162,12 +163,12 @@ impl<'a> Cursor<'a> {
 }
 
 /// Walks a whole record, reporting each member, object and scalar to `visit`.
-pub(crate) fn walk(doc: &str, visit: &mut impl Visit) {
+pub(crate) fn walk<'a>(doc: &'a str, visit: &mut impl Visit<'a>) {
     let mut cursor = Cursor::new(doc);
     walk_value(&mut cursor, visit);
 }
 
-fn walk_value(c: &mut Cursor<'_>, visit: &mut impl Visit) {
+fn walk_value<'a>(c: &mut Cursor<'a>, visit: &mut impl Visit<'a>) {
     match c.peek() {
         Some(b'{') => {
             c.i += 1;
@@ -368,13 +369,15 @@ pub(crate) fn kind_at(b: Option<u8>) -> super::transcode::Kind {
     }
 }
 
-/// The strings of a compact JSON array of strings; else the index and kind of the first
-/// element that is not a string.
-pub(crate) fn string_array(
+/// Where the elements of a compact JSON array of strings are: each string literal's
+/// range in `array`, quotes included; else the index and kind of the first element that
+/// is not a string. Literals written as serde_json writes them (as the transcoder does)
+/// are equal exactly when their strings are.
+pub(crate) fn string_literals(
     array: &str,
-) -> Result<Vec<Cow<'_, str>>, (usize, super::transcode::Kind)> {
+) -> Result<smallvec::SmallVec<[Range<usize>; 4]>, (usize, super::transcode::Kind)> {
     let mut c = Cursor::new(array);
-    let mut out = Vec::new();
+    let mut out = smallvec::SmallVec::new();
     if !c.eat(b'[') || c.eat(b']') {
         return Ok(out);
     }
@@ -382,7 +385,9 @@ pub(crate) fn string_array(
         if c.peek() != Some(b'"') {
             return Err((out.len(), kind_at(c.peek())));
         }
-        out.push(c.string());
+        let start = c.i;
+        c.skip_string();
+        out.push(start..c.i);
         if !c.eat(b',') {
             return Ok(out);
         }
@@ -450,7 +455,7 @@ mod tests {
         objects: Vec<String>,
     }
 
-    impl Visit for Collect {
+    impl Visit<'_> for Collect {
         fn enter(&mut self, key: &str) {
             self.path.push(key.to_string());
         }
@@ -503,7 +508,7 @@ mod tests {
         taken: usize,
     }
 
-    impl Visit for Guess {
+    impl Visit<'_> for Guess {
         fn enter(&mut self, key: &str) {
             self.next += 1;
             self.inner.enter(key);

@@ -494,8 +494,8 @@ mod tests {
     /// Anything unusual is left to the general way, which reports it.
     #[test]
     fn one_pass_edits_records_as_the_general_way_does() {
-        // Records whose edits only add members, and ones whose edits replace values, with
-        // strips after a replacement.
+        // Records finished where they were transcoded (only members added) and ones whose
+        // edits replace values (copied and edited), with strips after a replacement.
         let cards = [
             r#"{"id":"a","expansion_id":"e"}"#,
             r#"{"id":"b","expansion_id":"e","printings":["e"]}"#,

@@ -27,15 +27,21 @@ fn check_unique(
     keyed: &[SortKey],
     pairs: &mut Vec<(u64, u32)>,
 ) -> Result<(), LoadError> {
-    let id = |k: &SortKey| gathered.str(&k.record, k.record.id);
+    let id = |k: &SortKey| {
+        let record = k.record(gathered);
+        gathered.str(record, record.id)
+    };
     pairs.clear();
-    pairs.extend(keyed.iter().enumerate().map(|(i, k)| {
+    par::extend_indexed(pairs, keyed, |i, k| {
         let mut h = FxHasher::default();
         id(k).hash(&mut h);
         (h.finish(), i as u32)
-    }));
+    });
     par::sort_by(pairs, |a, b| a.cmp(b));
-    let place = |i: u32| (keyed[i as usize].file, keyed[i as usize].record.index);
+    let place = |i: u32| {
+        let k = &keyed[i as usize];
+        (k.file, k.record(gathered).index)
+    };
     // The earliest second occurrence of any id, with the first occurrence it repeats.
     let mut worst: Option<((u32, u32), (u32, u32))> = None;
     let mut i = 0;
@@ -76,17 +82,38 @@ fn check_unique(
     Err(LoadError::new(Some(path), kind).at_record(second.1 as usize, Some(id)))
 }
 
-/// A record with its sort key; key bytes are ranges of its file's arena.
+/// A record with its sort key; key bytes are ranges of its file's arena. The record itself
+/// stays where it is ([`Self::record`]): sorting moves these few words, not it.
 struct SortKey {
-    record: Prepared,
+    /// The record's file, and its place among that file's records.
     file: u32,
+    at: u32,
     /// Cards: the debut expansion's place in the expansions' order. Expansions: 0 when
     /// there is a release date, 1 when not.
     rank: u32,
     /// Cards: the number's natural key (`None`, missing, sorts last). Expansions: the
     /// release date as text.
     second: Option<Range<u32>>,
+    /// The first eight bytes of `second` (zero after its end, and for `None`), big-endian:
+    /// where two heads differ, they order as the whole keys do, so most comparisons
+    /// read no arena.
+    head: u64,
     id_key: Range<u32>,
+}
+
+/// The first eight bytes of `key`, zero-padded, as a big-endian number.
+fn head(key: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    let n = key.len().min(8);
+    word[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(word)
+}
+
+impl SortKey {
+    /// The record this key sorts.
+    fn record<'g>(&self, gathered: &'g Gathered) -> &'g Prepared {
+        &gathered.files[self.file as usize].1[self.at as usize]
+    }
 }
 
 fn push_key(keys: &mut Vec<u8>, s: &str, natural: bool) -> Range<u32> {
@@ -112,12 +139,16 @@ fn keys(
     let per_file = par::map(numbered, |(file, (path, records))| {
         let mut arena = Vec::with_capacity(records.len() * 24);
         let mut keyed = Vec::with_capacity(records.len());
-        for record in records {
+        for (at, record) in records.iter().enumerate() {
             let (rank, second) = key(path, record, &mut arena)?;
+            let head = second
+                .as_ref()
+                .map_or(0, |r| head(&arena[r.start as usize..r.end as usize]));
             keyed.push(SortKey {
+                head,
                 id_key: push_key(&mut arena, gathered.str(record, record.id), true),
-                record: record.clone(),
                 file: file as u32,
+                at: at as u32,
                 rank,
                 second,
             });
@@ -144,27 +175,30 @@ fn sort(
     let bytes =
         |k: &SortKey, r: &Range<u32>| &arenas[k.file as usize][r.start as usize..r.end as usize];
     par::sort_by(&mut keyed, |a, b| {
-        let second = match (&a.second, &b.second) {
-            (Some(x), Some(y)) => bytes(a, x).cmp(bytes(b, y)),
+        let present = match (&a.second, &b.second) {
             (Some(_), None) => Ordering::Less,
             (None, Some(_)) => Ordering::Greater,
-            (None, None) => Ordering::Equal,
+            _ => Ordering::Equal,
         };
         a.rank
             .cmp(&b.rank)
-            .then(second)
+            .then(present)
+            .then(a.head.cmp(&b.head))
+            .then_with(|| match (&a.second, &b.second) {
+                (Some(x), Some(y)) => bytes(a, x).cmp(bytes(b, y)),
+                _ => Ordering::Equal,
+            })
             .then_with(|| bytes(a, &a.id_key).cmp(bytes(b, &b.id_key)))
             .then_with(|| {
-                gathered
-                    .str(&a.record, a.record.id)
-                    .cmp(gathered.str(&b.record, b.record.id))
+                let (a, b) = (a.record(gathered), b.record(gathered));
+                gathered.str(a, a.id).cmp(gathered.str(b, b.id))
             })
     });
     let mut pairs = scratch.take();
     let unique = check_unique(gathered, &keyed, &mut pairs);
     scratch.give(pairs);
     unique?;
-    Ok(keyed.into_iter().map(|k| k.record).collect())
+    Ok(par::map_slice(&keyed, |k| k.record(gathered).clone()))
 }
 
 /// Expansions in default order: `release_date` (missing last), then id.
@@ -206,4 +240,28 @@ pub(super) fn order_cards(
         Ok((rank, number.map(|n| push_key(arena, n, true))))
     })?;
     sort(gathered, keyed, &arenas, scratch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Where two heads differ they order as their whole keys do (bytes near zero and
+        /// keys shorter and longer than eight bytes included).
+        #[test]
+        fn heads_order_as_keys_do(
+            a in proptest::collection::vec(0u8..4, 0..12),
+            b in proptest::collection::vec(0u8..4, 0..12),
+        ) {
+            let by_head = head(&a).cmp(&head(&b));
+            if by_head.is_ne() {
+                prop_assert_eq!(by_head, a.cmp(&b));
+            }
+            if a == b {
+                prop_assert!(by_head.is_eq());
+            }
+        }
+    }
 }

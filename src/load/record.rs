@@ -6,11 +6,13 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
 use super::error::{LoadError, LoadErrorKind};
 use crate::json::scan::same_bytes;
 use crate::json::transcode::{Kind, Member, Transcoder};
-use crate::json::walk::{string_array, string_value};
-use crate::json::write::{write_str, Strip};
+use crate::json::walk::{string_literals, string_value};
+use crate::json::write::Strip;
 
 /// Which collection a record belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +116,9 @@ struct Edit {
     bytes: Vec<u8>,
 }
 
+/// A record's edits: most cards have one, the `printings` member added.
+type Edits = SmallVec<[Edit; 2]>;
+
 /// Prepares records one after the other, reusing its buffers.
 #[derive(Debug, Default)]
 pub(crate) struct Preparer {
@@ -152,34 +157,68 @@ impl Preparer {
         index: usize,
         dest: &mut ChunkOut,
     ) -> Option<(Prepared, usize)> {
-        let end = self.transcoder.record_prefix(text)?;
-        let prepared = self.complete(kind, index, dest).ok()?;
+        // Transcoded straight into the chunk: a record whose only edits add members (most
+        // cards gain `printings`) is finished where it stands, never copied.
+        let start = dest.text.len();
+        let end = self.transcoder.record_prefix_into(text, &mut dest.text)?;
+        let (mut prepared, edits) = self
+            .check(kind, index, &dest.text[start..], &mut dest.strings)
+            .ok()?;
+        let t = &mut self.transcoder;
+        if edits.iter().all(|e| e.range.is_none()) {
+            // The record's closing brace goes; the added members and a new one follow.
+            let empty = dest.text.len() - start == 2;
+            dest.text.pop();
+            close_record(
+                dest,
+                start,
+                empty,
+                &edits,
+                &t.layout.strips,
+                &[],
+                &mut prepared,
+            );
+        } else {
+            t.out.clear();
+            t.out.extend_from_slice(&dest.text[start..]);
+            dest.text.truncate(start);
+            apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
+        }
         Some((prepared, end))
     }
 
-    /// Validates and transforms the record just transcoded, appending it to `dest`.
+    /// Validates and transforms the record just transcoded into the transcoder's buffer,
+    /// appending it to `dest`.
     fn complete(
         &mut self,
         kind: RecordKind,
         index: usize,
         dest: &mut ChunkOut,
     ) -> std::result::Result<Prepared, LoadError> {
-        let record = Record {
-            out: &self.transcoder.out,
-            members: &self.transcoder.layout.members,
-            english: &self.transcoder.layout.translation_en,
-        };
-        let own = self.transcoder.layout.kind.unwrap_or(Kind::Null);
+        let t = &self.transcoder;
+        let (mut prepared, edits) = self.check(kind, index, &t.out, &mut dest.strings)?;
+        apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
+        Ok(prepared)
+    }
+
+    /// Validates the record just transcoded (`out`, described by the transcoder's
+    /// layout): its sort and check strings go to `strings`, and the edits the rules make
+    /// are returned, to be applied.
+    fn check(
+        &self,
+        kind: RecordKind,
+        index: usize,
+        out: &[u8],
+        strings: &mut String,
+    ) -> std::result::Result<(Prepared, Edits), LoadError> {
+        let t = &self.transcoder;
+        let own = t.layout.kind.unwrap_or(Kind::Null);
         if own != Kind::Object {
             let kind = LoadErrorKind::NotAnObject { found: own.name() };
             return Err(LoadError::new(None, kind).at_record(index, None));
         }
-        let id = record
-            .field("id")
-            .filter(|m| m.kind == Kind::String)
-            .map(|m| record.string(m))
-            .filter(|id| !id.is_empty());
-        let mut edits = Vec::new();
+        let record = Record::new(out, &t.layout.members, &t.layout.translation_en);
+        let mut edits = Edits::new();
         let mut prepared = Prepared {
             chunk: 0,
             start: 0,
@@ -191,30 +230,31 @@ impl Preparer {
             release_date: Str::NONE,
             strips: 0..0,
         };
-        self.rules(kind, &mut prepared, &mut edits, &mut dest.strings)
-            .map_err(|kind| LoadError::new(None, kind).at_record(index, id.as_deref()))?;
-        let t = &self.transcoder;
-        apply(&t.out, edits, &t.layout.strips, dest, &mut prepared);
-        Ok(prepared)
+        if let Err(kind) = self.rules(&record, kind, &mut prepared, &mut edits, strings) {
+            // The id names the record in the error, when it has a usable one.
+            let id = record
+                .field(Known::Id)
+                .filter(|m| m.kind == Kind::String)
+                .map(|m| record.string(m))
+                .filter(|id| !id.is_empty());
+            return Err(LoadError::new(None, kind).at_record(index, id.as_deref()));
+        }
+        Ok((prepared, edits))
     }
 
     fn rules(
         &self,
+        record: &Record<'_>,
         kind: RecordKind,
         prepared: &mut Prepared,
-        edits: &mut Vec<Edit>,
+        edits: &mut Edits,
         strings: &mut String,
     ) -> Result<()> {
         let t = &self.transcoder;
-        let record = Record {
-            out: &t.out,
-            members: &t.layout.members,
-            english: &t.layout.translation_en,
-        };
-        prepared.id = Str::put(strings, &record.required_string("id")?);
+        prepared.id = Str::put(strings, &record.required_string(Known::Id)?);
         // Spec 2.3 rule 4: a property the record lacks (or holds as null) that
         // `translation.en` has takes the English value.
-        match record.field("translation").map(|m| m.kind) {
+        match record.known(Known::Translation).map(|m| m.kind) {
             None | Some(Kind::Object) => {}
             Some(other) => return Err(wrong_type("translation", "an object", other)),
         }
@@ -228,16 +268,16 @@ impl Preparer {
             .iter()
             .filter(|m| m.kind != Kind::Null)
         {
-            let key = &t.out[en.key.clone()];
+            let key = &record.out[en.key.clone()];
             if kind == RecordKind::Card && key == b"printings" {
                 // The printings rule below writes the card's printings, English ones included.
                 continue;
             }
-            let bytes = t.out[en.value.clone()].to_vec();
+            let bytes = record.out[en.value.clone()].to_vec();
             match record.member(key) {
                 None => edits.push(Edit {
                     range: None,
-                    bytes: member_bytes(&t.out[en.key.clone()], &bytes),
+                    bytes: member_bytes(key, &bytes),
                 }),
                 Some(own) if own.kind == Kind::Null => edits.push(Edit {
                     range: Some(own.value.clone()),
@@ -246,41 +286,42 @@ impl Preparer {
                 Some(_) => {}
             }
         }
-        record.optional_string("language_code")?;
+        record.optional_string(Known::LanguageCode)?;
         match kind {
             RecordKind::Card => {
-                let expansion_id = record.required_string("expansion_id")?.into_owned();
-                let printings = self.printings(&record, &expansion_id)?;
-                let mut json = Vec::with_capacity(printings.len() * 8 + 2);
-                json.push(b'[');
-                for (i, p) in printings.iter().enumerate() {
-                    if i > 0 {
-                        json.push(b',');
-                    }
-                    write_str(p, &mut json);
+                let expansion_id = record.required_string(Known::ExpansionId)?;
+                prepared.expansion_id = Str::put(strings, &expansion_id);
+                let own = record.known(Known::Printings);
+                // The member's bytes when it is added, else the array alone.
+                let mut json = Vec::new();
+                if own.is_none() {
+                    json.extend_from_slice(b"\"printings\":");
                 }
-                json.push(b']');
-                match record.member("printings") {
-                    Some(m) if t.out[m.value.clone()] == json[..] => {}
+                // `required_string` found it: a string member, its literal as written.
+                let literal = record
+                    .field(Known::ExpansionId)
+                    .map_or(&b""[..], |m| &record.out[m.value.clone()]);
+                self.printings(record, literal, &mut json)?;
+                match own {
+                    Some(m) if record.out[m.value.clone()] == json[..] => {}
                     Some(m) => edits.push(Edit {
                         range: Some(m.value.clone()),
                         bytes: json,
                     }),
                     None => edits.push(Edit {
                         range: None,
-                        bytes: member_bytes(b"printings", &json),
+                        bytes: json,
                     }),
                 }
-                prepared.number = match record.field("number") {
+                prepared.number = match record.field(Known::Number) {
                     None => Str::NONE,
                     Some(m) if m.kind == Kind::String => Str::put(strings, &record.string(m)),
                     Some(m) if m.kind == Kind::Number => Str::put(strings, record.text(m)),
                     Some(m) => return Err(wrong_type("number", "a string or a number", m.kind)),
                 };
-                prepared.expansion_id = Str::put(strings, &expansion_id);
             }
             RecordKind::Expansion => {
-                if let Some(date) = record.optional_string("release_date")? {
+                if let Some(date) = record.optional_string(Known::ReleaseDate)? {
                     if !is_date(&date) {
                         return Err(LoadErrorKind::BadDate {
                             field: "release_date",
@@ -295,25 +336,42 @@ impl Preparer {
     }
 
     /// Contract section 1: the card's `printings` if present, else `[expansion_id]`,
-    /// united with every `variants[].printings` entry and its own `expansion_id`, first
-    /// occurrence kept.
-    fn printings(&self, record: &Record<'_>, expansion_id: &str) -> Result<Vec<String>> {
+    /// united with every `variants[].printings` entry and its own `expansion_id` (whose
+    /// literal is `own_id`), first occurrence kept; appended to `json` as a compact JSON
+    /// array. Entries are compared
+    /// as the string literals the transcoder wrote (serde_json's escaping, so equal
+    /// literals are equal strings): nothing is decoded.
+    fn printings(&self, record: &Record<'_>, own_id: &[u8], json: &mut Vec<u8>) -> Result<()> {
         let t = &self.transcoder;
-        let mut out: Vec<String> = Vec::new();
-        let mut add = |p: &str| {
-            if !out.iter().any(|q| q == p) {
-                out.push(p.to_string());
+        json.push(b'[');
+        // Where each entry written so far is in `json`.
+        let mut written: SmallVec<[Range<usize>; 4]> = smallvec::SmallVec::new();
+        let mut add = |json: &mut Vec<u8>, literal: &[u8]| {
+            if written
+                .iter()
+                .any(|r| same_bytes(&json[r.clone()], literal))
+            {
+                return;
             }
+            if !written.is_empty() {
+                json.push(b',');
+            }
+            let start = json.len();
+            json.extend_from_slice(literal);
+            written.push(start..json.len());
         };
-        match record.field("printings") {
-            None => add(expansion_id),
+        match record.field(Known::Printings) {
+            None => add(json, own_id),
             Some(m) => {
-                for p in strings(record.out, &m.value, m.kind, "printings")? {
-                    add(&p);
+                for r in literals(record.out, &m.value, m.kind, || "printings")? {
+                    add(
+                        json,
+                        &record.out[m.value.start + r.start..m.value.start + r.end],
+                    );
                 }
             }
         }
-        match record.field("variants").map(|m| m.kind) {
+        match record.known(Known::Variants).map(|m| m.kind) {
             None | Some(Kind::Array) => {}
             Some(other) => return Err(wrong_type("variants", "an array of objects", other)),
         }
@@ -324,19 +382,65 @@ impl Preparer {
             }
             if let Some((range, kind)) = &variant.printings {
                 if *kind != Kind::Null {
-                    for p in strings(
-                        record.out,
-                        range,
-                        *kind,
-                        &format!("variants[{i}].printings"),
-                    )? {
-                        add(&p);
+                    let field = || format!("variants[{i}].printings");
+                    for r in literals(record.out, range, *kind, field)? {
+                        add(
+                            json,
+                            &record.out[range.start + r.start..range.start + r.end],
+                        );
                     }
                 }
             }
         }
-        add(expansion_id);
-        Ok(out)
+        add(json, own_id);
+        json.push(b']');
+        Ok(())
+    }
+}
+
+/// The top-level members the rules read by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    Id,
+    ExpansionId,
+    Number,
+    Printings,
+    Variants,
+    Translation,
+    LanguageCode,
+    ReleaseDate,
+}
+
+impl Known {
+    const COUNT: usize = 8;
+
+    /// The member's key (no escapes).
+    fn key(self) -> &'static str {
+        match self {
+            Known::Id => "id",
+            Known::ExpansionId => "expansion_id",
+            Known::Number => "number",
+            Known::Printings => "printings",
+            Known::Variants => "variants",
+            Known::Translation => "translation",
+            Known::LanguageCode => "language_code",
+            Known::ReleaseDate => "release_date",
+        }
+    }
+
+    /// The name whose key `key` (as written in the record) is.
+    fn of(key: &[u8]) -> Option<Known> {
+        Some(match key {
+            b"id" => Known::Id,
+            b"expansion_id" => Known::ExpansionId,
+            b"number" => Known::Number,
+            b"printings" => Known::Printings,
+            b"variants" => Known::Variants,
+            b"translation" => Known::Translation,
+            b"language_code" => Known::LanguageCode,
+            b"release_date" => Known::ReleaseDate,
+            _ => return None,
+        })
     }
 }
 
@@ -345,6 +449,8 @@ struct Record<'a> {
     out: &'a [u8],
     members: &'a [Member],
     english: &'a [Member],
+    /// The members named by [`Known`] (the last, should a key repeat), found in one pass.
+    known: [Option<&'a Member>; Known::COUNT],
 }
 
 /// The member `key` of a list (the last, should a key repeat).
@@ -356,18 +462,38 @@ fn find<'a>(out: &[u8], members: &'a [Member], key: &[u8]) -> Option<&'a Member>
 }
 
 impl<'a> Record<'a> {
+    fn new(out: &'a [u8], members: &'a [Member], english: &'a [Member]) -> Record<'a> {
+        let mut known = [None; Known::COUNT];
+        for m in members {
+            if let Some(k) = Known::of(&out[m.key.clone()]) {
+                known[k as usize] = Some(m);
+            }
+        }
+        Record {
+            out,
+            members,
+            english,
+            known,
+        }
+    }
+
     /// The record's own member `key`.
     fn member(&self, key: impl AsRef<[u8]>) -> Option<&'a Member> {
         find(self.out, self.members, key.as_ref())
     }
 
-    /// The value the rules see at `key`: the record's own, else (spec 2.3 rule 4) the one
+    /// The record's own member named `name`.
+    fn known(&self, name: Known) -> Option<&'a Member> {
+        self.known[name as usize]
+    }
+
+    /// The value the rules see at `name`: the record's own, else (spec 2.3 rule 4) the one
     /// of `translation.en`; `null` counts as absent.
-    fn field(&self, key: &str) -> Option<&'a Member> {
-        self.member(key)
+    fn field(&self, name: Known) -> Option<&'a Member> {
+        self.known(name)
             .filter(|m| m.kind != Kind::Null)
             .or_else(|| {
-                find(self.out, self.english, key.as_bytes()).filter(|m| m.kind != Kind::Null)
+                find(self.out, self.english, name.key().as_bytes()).filter(|m| m.kind != Kind::Null)
             })
     }
 
@@ -381,8 +507,9 @@ impl<'a> Record<'a> {
         string_value(self.text(m))
     }
 
-    fn required_string(&self, field: &'static str) -> Result<Cow<'a, str>> {
-        match self.field(field) {
+    fn required_string(&self, name: Known) -> Result<Cow<'a, str>> {
+        let field = name.key();
+        match self.field(name) {
             None => Err(LoadErrorKind::MissingField { field }),
             Some(m) if m.kind != Kind::String => {
                 Err(wrong_type(field, "a non-empty string", m.kind))
@@ -398,11 +525,11 @@ impl<'a> Record<'a> {
         }
     }
 
-    fn optional_string(&self, field: &'static str) -> Result<Option<Cow<'a, str>>> {
-        match self.field(field) {
+    fn optional_string(&self, name: Known) -> Result<Option<Cow<'a, str>>> {
+        match self.field(name) {
             None => Ok(None),
             Some(m) if m.kind == Kind::String => Ok(Some(self.string(m))),
-            Some(m) => Err(wrong_type(field, "a string", m.kind)),
+            Some(m) => Err(wrong_type(name.key(), "a string", m.kind)),
         }
     }
 }
@@ -415,18 +542,24 @@ fn wrong_type(field: &str, expected: &'static str, found: Kind) -> LoadErrorKind
     }
 }
 
-/// The strings of an array-of-strings value.
-fn strings<'o>(
-    out: &'o [u8],
+/// Where the string literals of an array-of-strings value are, relative to `range`;
+/// `field` names the value in an error.
+fn literals<F: std::fmt::Display>(
+    out: &[u8],
     range: &Range<usize>,
     kind: Kind,
-    field: &str,
-) -> Result<Vec<Cow<'o, str>>> {
+    field: impl Fn() -> F,
+) -> Result<SmallVec<[Range<usize>; 4]>> {
     if kind != Kind::Array {
-        return Err(wrong_type(field, "an array of strings", kind));
+        return Err(wrong_type(
+            &field().to_string(),
+            "an array of strings",
+            kind,
+        ));
     }
     let text = std::str::from_utf8(&out[range.clone()]).unwrap_or_default();
-    string_array(text).map_err(|(i, found)| wrong_type(&format!("{field}[{i}]"), "a string", found))
+    string_literals(text)
+        .map_err(|(i, found)| wrong_type(&format!("{}[{i}]", field()), "a string", found))
 }
 
 /// `"key":value`, for a member added at the end of a record (`key` already escaped).
@@ -444,29 +577,47 @@ fn member_bytes(key: &[u8], value: &[u8]) -> Vec<u8> {
 /// changed, to the chunk's strips.
 fn apply(
     out: &[u8],
-    mut edits: Vec<Edit>,
+    edits: Edits,
     strips: &[Strip],
     chunk: &mut ChunkOut,
     prepared: &mut Prepared,
 ) {
     let dest = &mut chunk.text;
     let start = dest.len();
-    let (mut replacements, appends): (Vec<Edit>, Vec<Edit>) =
-        edits.drain(..).partition(|e| e.range.is_some());
-    replacements.sort_by_key(|e| e.range.as_ref().map_or(0, |r| r.start));
+    let mut replacements: SmallVec<[(&Range<usize>, &[u8]); 4]> = edits
+        .iter()
+        .filter_map(|e| Some((e.range.as_ref()?, &e.bytes[..])))
+        .collect();
+    replacements.sort_by_key(|(range, _)| range.start);
     let body_end = out.len() - 1; // the record's closing brace
     let mut pos = 0;
-    let mut shifts: Vec<(usize, isize)> = Vec::with_capacity(replacements.len());
-    for edit in &replacements {
-        let range = edit.range.clone().expect("partitioned");
+    let mut shifts: SmallVec<[(usize, isize); 4]> = SmallVec::new();
+    for &(range, bytes) in &replacements {
         dest.extend_from_slice(&out[pos..range.start]);
-        dest.extend_from_slice(&edit.bytes);
-        shifts.push((range.end, edit.bytes.len() as isize - range.len() as isize));
+        dest.extend_from_slice(bytes);
+        shifts.push((range.end, bytes.len() as isize - range.len() as isize));
         pos = range.end;
     }
     dest.extend_from_slice(&out[pos..body_end]);
-    let mut empty = out.len() == 2;
-    for edit in appends {
+    let empty = out.len() == 2;
+    close_record(chunk, start, empty, &edits, strips, &shifts, prepared);
+}
+
+/// Ends the record written to `chunk.text` from `start` up to its last member (`empty`:
+/// it has none): appends the members that `edits` add and the closing brace, and the
+/// record's strips to the chunk's, each moved by the `shifts` (end of a replaced range,
+/// change in length) of the replacements before it.
+fn close_record(
+    chunk: &mut ChunkOut,
+    start: usize,
+    mut empty: bool,
+    edits: &Edits,
+    strips: &[Strip],
+    shifts: &[(usize, isize)],
+    prepared: &mut Prepared,
+) {
+    let dest = &mut chunk.text;
+    for edit in edits.iter().filter(|e| e.range.is_none()) {
         if !empty {
             dest.push(b',');
         }
@@ -555,6 +706,12 @@ mod tests {
         assert_eq!(
             c,
             r#"{"id":"a","expansion_id":"OP01","printings":["OP01"]}"#
+        );
+        // Entries are compared as strings, however the source escaped them.
+        let c = card(r#"{"id":"a","expansion_id":"OP\u0030\u00311","printings":["O\u0050011","\"q\"","OP011"],"variants":[{"printings":["\u0022q\u0022","\u00e9"]},{"printings":["é"]}]}"#).unwrap();
+        assert_eq!(
+            c,
+            r#"{"id":"a","expansion_id":"OP011","printings":["OP011","\"q\"","é"],"variants":[{"printings":["\"q\"","é"]},{"printings":["é"]}]}"#
         );
     }
 

@@ -63,30 +63,26 @@ impl Collection {
     /// `chunks`.
     pub(crate) fn new(chunks: Vec<Chunk>, records: Vec<Prepared>) -> Collection {
         let n = records.len();
-        let mut docs = Vec::with_capacity(n);
         let mut strip_starts = Vec::new();
         let mut strips = Vec::new();
-        let any_strips = chunks.iter().any(|c| !c.strips.is_empty());
-        if any_strips {
+        if chunks.iter().any(|c| !c.strips.is_empty()) {
             strip_starts.reserve(n + 1);
             strip_starts.push(0);
-        }
-        for record in &records {
-            if any_strips {
+            for record in &records {
                 let chunk = &chunks[record.chunk as usize].strips;
                 strips.extend_from_slice(
                     &chunk[record.strips.start as usize..record.strips.end as usize],
                 );
                 strip_starts.push(strips.len() as u32);
             }
-            docs.push(DocRef {
-                buffer: record.chunk,
-                start: record.start,
-                len: record.len,
-            });
         }
+        let docs = par::map_slice(&records, |record| DocRef {
+            buffer: record.chunk,
+            start: record.start,
+            len: record.len,
+        });
         let buffers: Vec<String> = chunks.into_iter().map(|c| c.text).collect();
-        let texts: Vec<&str> = docs.iter().map(|d| doc_text(&buffers, *d)).collect();
+        let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
         let index = index::build(&texts);
         // Dropped after the index is built, not before: freeing a large block makes glibc
         // raise its mmap threshold, and the builder's buffers would then come from the

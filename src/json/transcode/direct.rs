@@ -50,15 +50,17 @@ pub(super) fn record(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step
     }
 }
 
-/// Transcodes the record at the start of `text` (after any whitespace) into `out` and
-/// `layout` (both empty), returning its kind and where in `text` it ends; what follows is
-/// not looked at. Gives up as [`record`] does.
+/// Transcodes the record at the start of `text` (after any whitespace), appending it to
+/// `out`, into `layout` (empty; its positions count from where the record starts in
+/// `out`), returning its kind and where in `text` it ends; what follows is not looked at.
+/// Gives up as [`record`] does.
 pub(super) fn prefix(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step<(Kind, usize)> {
     let mut reader = Reader {
         text,
         b: text.as_bytes(),
         i: 0,
         pending: 0,
+        base: out.len(),
         out,
         layout,
         depth: 0,
@@ -76,6 +78,8 @@ struct Reader<'a, 'o> {
     /// Where the input not yet in `out` starts: `text[pending..i]` comes out as it
     /// stands, and is copied when something else must be written, or at the end.
     pending: usize,
+    /// Where the record starts in `out`.
+    base: usize,
     out: &'o mut Vec<u8>,
     layout: &'o mut Layout,
     /// Arrays and objects open around the cursor.
@@ -91,17 +95,17 @@ impl<'a> Reader<'a, '_> {
         self.pending = self.i;
     }
 
-    /// Where the output is: the length `out` will have once the pending input is copied.
+    /// Where the output is, from the record's start: its length once the pending input is
+    /// copied.
     fn at(&self) -> usize {
-        self.out.len() + (self.i - self.pending)
+        self.out.len() - self.base + (self.i - self.pending)
     }
 
-    /// Skips whitespace, which does not come out. (Compact input has none: one compare.)
-    #[inline]
+    /// Skips whitespace, which does not come out. Compact input has none, so the readers
+    /// below look for the byte they expect first and call this only when it is not there
+    /// (skipping whitespace does not move [`Self::at`]: what it flushes was pending).
+    #[cold]
     fn whitespace(&mut self) {
-        if !matches!(self.b.get(self.i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-            return;
-        }
         let next = skip_whitespace(self.b, self.i);
         if next != self.i {
             self.flush();
@@ -110,11 +114,23 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
+    /// Whether the byte at the cursor is `c`, after any whitespace.
+    #[inline]
+    fn at_byte(&mut self, c: u8) -> bool {
+        match self.b.get(self.i) {
+            Some(&b) if b == c => true,
+            Some(b' ' | b'\n' | b'\r' | b'\t') => {
+                self.whitespace();
+                self.b.get(self.i) == Some(&c)
+            }
+            _ => false,
+        }
+    }
+
     /// Skips whitespace and takes `c`, or gives up.
     #[inline]
     fn expect(&mut self, c: u8) -> Step {
-        self.whitespace();
-        if self.b.get(self.i) == Some(&c) {
+        if self.at_byte(c) {
             self.i += 1;
             Ok(())
         } else {
@@ -123,7 +139,6 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn value(&mut self, place: Place) -> Step<Kind> {
-        self.whitespace();
         match self.b.get(self.i) {
             Some(b'{') => self.object(place),
             Some(b'[') => self.array(place),
@@ -132,6 +147,11 @@ impl<'a> Reader<'a, '_> {
             Some(b't') => self.literal(b"true", Kind::Bool),
             Some(b'f') => self.literal(b"false", Kind::Bool),
             Some(b'n') => self.literal(b"null", Kind::Null),
+            Some(b' ' | b'\n' | b'\r' | b'\t') => {
+                // After the whitespace comes something else: this recursion is one level.
+                self.whitespace();
+                self.value(place)
+            }
             _ => Err(GiveUp),
         }
     }
@@ -158,8 +178,7 @@ impl<'a> Reader<'a, '_> {
     /// whitespace.
     #[inline]
     fn closes(&mut self, bracket: u8) -> bool {
-        self.whitespace();
-        if self.b.get(self.i) == Some(&bracket) {
+        if self.at_byte(bracket) {
             self.i += 1;
             self.depth -= 1;
             true
@@ -171,10 +190,14 @@ impl<'a> Reader<'a, '_> {
     /// After an element or member: `,` (more follow) or the closing bracket.
     #[inline]
     fn next_or_close(&mut self, bracket: u8) -> Step<bool> {
+        if self.b.get(self.i) == Some(&b',') {
+            self.i += 1;
+            return Ok(true);
+        }
         if self.closes(bracket) {
             return Ok(false);
         }
-        // `closes` skipped the whitespace.
+        // `closes` skipped any whitespace.
         if self.b.get(self.i) == Some(&b',') {
             self.i += 1;
             Ok(true)
@@ -215,11 +238,13 @@ impl<'a> Reader<'a, '_> {
         if self.closes(b'}') {
             return Ok(Kind::Object);
         }
+        if place == Place::Other {
+            return self.unnoted_members();
+        }
         let mut first = true;
         loop {
             // The separating comma (taken by `next_or_close`) comes out just before the
             // key: the member starts there.
-            self.whitespace();
             let member_start = self.at() - usize::from(!first);
             let key = self.key()?;
             let key_start = member_start + usize::from(!first) + 1;
@@ -245,6 +270,19 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
+    /// The members of an object (from its first key) at a place whose members are not
+    /// noted ([`Place::Other`], as are all of theirs): no positions to keep.
+    fn unnoted_members(&mut self) -> Step<Kind> {
+        loop {
+            self.key()?;
+            self.expect(b':')?;
+            self.value(Place::Other)?;
+            if !self.next_or_close(b'}')? {
+                return Ok(Kind::Object);
+            }
+        }
+    }
+
     /// Where the string literal at the cursor stops being plain: the position of its
     /// closing quote, of its first backslash, or of a byte JSON forbids in it.
     fn plain_end(&self) -> usize {
@@ -252,10 +290,11 @@ impl<'a> Reader<'a, '_> {
         from + needing_escape(&self.b[from.min(self.b.len())..])
     }
 
-    /// An object key (the cursor should be on its opening quote), copied; its characters
-    /// are returned. Gives up on a key with escapes (rare; the reference decodes them).
+    /// An object key (the cursor should be on its opening quote, after any whitespace),
+    /// copied; its characters are returned. Gives up on a key with escapes (rare; the
+    /// reference decodes them).
     fn key(&mut self) -> Step<&'a [u8]> {
-        if self.b.get(self.i) != Some(&b'"') {
+        if !self.at_byte(b'"') {
             return Err(GiveUp);
         }
         let end = self.plain_end();

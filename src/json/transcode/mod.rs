@@ -111,7 +111,12 @@ enum Place {
 
 impl Place {
     /// Where the value of member `key` of an object at this place sits.
+    #[inline]
     fn child(self, key: &[u8]) -> Place {
+        if self == Place::Other {
+            // Most members: nothing below another place matters.
+            return Place::Other;
+        }
         match (self, key) {
             (Place::Record, b"variants") => Place::Variants,
             (Place::Record, b"translation") => Place::Translation,
@@ -134,7 +139,15 @@ struct Noted {
 
 impl Layout {
     /// Notes member `key` of an object at `place`, if the rules care about it.
+    #[inline]
     fn note(&mut self, place: Place, key: &[u8], m: Noted) {
+        if place != Place::Other {
+            self.note_kept(place, key, m);
+        }
+    }
+
+    /// [`Self::note`] at a place the rules care about.
+    fn note_kept(&mut self, place: Place, key: &[u8], m: Noted) {
         match place {
             Place::Record => self.members.push(Member {
                 key: m.key,
@@ -204,15 +217,17 @@ impl Transcoder {
     }
 
     /// Transcodes the record at the start of `text` (after any whitespace) by the direct
-    /// path alone, returning where in `text` it ends; `None` when that path gives up (or
-    /// keys are renamed), leaving the caller to split the text and call [`Self::record`].
-    pub(crate) fn record_prefix(&mut self, text: &str) -> Option<usize> {
-        self.out.clear();
+    /// path alone, appending it to `dest` (not to `self.out`: a record that needs no edit
+    /// is then never copied), returning where in `text` it ends; `self.layout`'s positions
+    /// count from where it starts in `dest`. `None` when that path gives up (or keys are
+    /// renamed), leaving `dest` partly written and the caller to split the text and call
+    /// [`Self::record`].
+    pub(crate) fn record_prefix_into(&mut self, text: &str, dest: &mut Vec<u8>) -> Option<usize> {
         self.layout.clear();
         if self.rename.is_some() {
             return None;
         }
-        let (kind, end) = direct::prefix(text, &mut self.out, &mut self.layout).ok()?;
+        let (kind, end) = direct::prefix(text, dest, &mut self.layout).ok()?;
         self.layout.kind = Some(kind);
         Some(end)
     }
@@ -466,10 +481,14 @@ mod tests {
                 prop_oneof![
                     prop::collection::vec(element.clone(), 0..6)
                         .prop_map(|items| format!("[{}]", items.join(","))),
-                    prop::collection::vec((key.clone(), element), 0..6).prop_map(|members| {
+                    prop::collection::vec(
+                        (space.clone(), key.clone(), space.clone(), element),
+                        0..6
+                    )
+                    .prop_map(|members| {
                         let members: Vec<String> = members
                             .into_iter()
-                            .map(|(k, v)| format!("{k}:{v}"))
+                            .map(|(a, k, b, v)| format!("{a}{k}{b}:{v}"))
                             .collect();
                         format!("{{{}}}", members.join(","))
                     }),
