@@ -191,6 +191,11 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
             || Collection::new(cards.0, cards.1),
         )
     });
+    // What the load freed (read buffers, chunk tables, sort keys) goes back to the system
+    // rather than staying resident in the allocator's arenas.
+    drop(sort_scratch);
+    drop(texts);
+    crate::memory::release_free_memory();
     Ok(catalogs
         .into_iter()
         .zip(metas)
