@@ -496,7 +496,7 @@ mod tests {
         assert!(files >= 6, "only {files} files");
     }
 
-    /// Anything unusual is left to the general way, which reports it.
+    /// A record's edits come out the same whichever way its file is read.
     #[test]
     fn one_pass_edits_records_as_the_general_way_does() {
         // Records finished where they were transcoded (only members added) and ones whose
@@ -526,6 +526,7 @@ mod tests {
         );
     }
 
+    /// Anything unusual is left to the general way, which reports it.
     #[test]
     fn one_pass_leaves_unusual_files_to_the_general_way() {
         let card = r#"{"id":"a","expansion_id":"e"}"#;
