@@ -26,7 +26,7 @@ use super::vocab::{bitmap_of_bits, bitmap_of_sorted, number_key, NumVocabBuilder
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
-use crate::text::{fold_into, whole_number, words};
+use crate::text::{fold_into, whole_number, word_spans};
 
 /// Text values of at most this many words have their consecutive word pairs indexed
 /// ([`super::Field::pairs`]); longer ones are marked in [`super::Field::long_values`].
@@ -214,8 +214,9 @@ struct ChunkBuilder<'a> {
     base: u32,
     len: u32,
     doc: u32,
+    /// The value being indexed, folded.
     scratch: String,
-    /// The key of one word pair, `"w1 w2"`, reused.
+    /// The key of one word pair, `"w1 w2"`, when it is not a slice of the value.
     pair_scratch: String,
     /// How many slots there are.
     slot_count: u32,
@@ -373,32 +374,39 @@ impl<'a> ChunkBuilder<'a> {
     fn value_slots(&mut self, f: usize, value: &str) -> ValueSlots {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        fold_into(value, &mut scratch);
         let mut cache = std::mem::take(&mut self.fields[f].cache);
         cache.slots.truncate(cache.kept);
         let start = cache.slots.len() as u32;
         let mut long = false;
         match self.fields[f].kind {
-            FieldKind::Keyword => cache.slots.push(self.term_slot(f, &scratch)),
+            FieldKind::Keyword => {
+                fold_into(value, &mut scratch);
+                cache.slots.push(self.term_slot(f, &scratch));
+            }
             FieldKind::Text => {
-                let mut value_words: smallvec::SmallVec<[&str; MAX_PAIRED_WORDS + 1]> =
-                    smallvec::SmallVec::new();
-                for word in words(&scratch) {
-                    cache.slots.push(self.term_slot(f, word));
-                    if value_words.len() <= MAX_PAIRED_WORDS {
-                        value_words.push(word);
-                    }
+                fold_into(value, &mut scratch);
+                let mut spans: smallvec::SmallVec<[(usize, usize); 16]> = smallvec::SmallVec::new();
+                // A text whose words are joined by single spaces (most are) holds its word
+                // pairs as they are; otherwise each pair is written out.
+                let joined = word_spans(&scratch, &mut spans);
+                for &(start, end) in &spans {
+                    cache.slots.push(self.term_slot(f, &scratch[start..end]));
                 }
-                if value_words.len() > MAX_PAIRED_WORDS {
+                if spans.len() > MAX_PAIRED_WORDS {
                     long = true;
                 } else {
                     let mut pair = std::mem::take(&mut self.pair_scratch);
-                    for two in value_words.windows(2) {
-                        pair.clear();
-                        pair.push_str(two[0]);
-                        pair.push(' ');
-                        pair.push_str(two[1]);
-                        cache.slots.push(self.pair_slot(f, &pair));
+                    for two in spans.windows(2) {
+                        let key = if joined {
+                            &scratch[two[0].0..two[1].1]
+                        } else {
+                            pair.clear();
+                            pair.push_str(&scratch[two[0].0..two[0].1]);
+                            pair.push(' ');
+                            pair.push_str(&scratch[two[1].0..two[1].1]);
+                            &pair
+                        };
+                        cache.slots.push(self.pair_slot(f, key));
                     }
                     self.pair_scratch = pair;
                 }

@@ -178,6 +178,58 @@ pub fn words(folded: &str) -> Words<'_> {
     }
 }
 
+/// The words of an already folded text, as [`words`] finds them: pushes where each starts
+/// and ends to `spans`, and returns whether the text is its words joined by single spaces
+/// (nothing before the first or after the last). Then a word pair `"w1 w2"` is the slice
+/// from one word's start to the next one's end, with nothing to copy. An ASCII text takes
+/// a byte loop; any other is split by [`words`] (and said not to be joined).
+pub(crate) fn word_spans<const N: usize>(
+    folded: &str,
+    spans: &mut smallvec::SmallVec<[(usize, usize); N]>,
+) -> bool {
+    if let Some(joined) = ascii_word_spans(folded, spans) {
+        return joined;
+    }
+    // Each word is a slice of `folded`: its offset is the distance between the two.
+    let base = folded.as_ptr() as usize;
+    spans.extend(words(folded).map(|w| {
+        let start = w.as_ptr() as usize - base;
+        (start, start + w.len())
+    }));
+    false
+}
+
+/// [`word_spans`] for an ASCII text; `None`, pushing nothing, for any other.
+fn ascii_word_spans<const N: usize>(
+    folded: &str,
+    spans: &mut smallvec::SmallVec<[(usize, usize); N]>,
+) -> Option<bool> {
+    if !folded.is_ascii() {
+        return None;
+    }
+    let b = folded.as_bytes();
+    let mut joined = true;
+    let mut first = true;
+    let mut i = 0;
+    loop {
+        let gap = i;
+        while i < b.len() && !ASCII_WORD[usize::from(b[i])] {
+            i += 1;
+        }
+        let single_space = i == gap + 1 && b[gap] == b' ';
+        if i == b.len() {
+            return Some(joined && i == gap);
+        }
+        joined &= if first { i == 0 } else { single_space };
+        first = false;
+        let start = i;
+        while i < b.len() && ASCII_WORD[usize::from(b[i])] {
+            i += 1;
+        }
+        spans.push((start, i));
+    }
+}
+
 /// Like [`words`], but `*` and `?` count as word characters, so a query value such as
 /// `char*` stays one (pattern) word.
 pub fn pattern_words(folded: &str) -> Words<'_> {
@@ -328,6 +380,35 @@ mod tests {
             fold_stretch(&text, &mut whole);
             prop_assert_eq!(fold(&text).into_owned(), whole);
         }
+
+        /// The spans of an ASCII text are its words, and it is said to be its words
+        /// joined by single spaces exactly when it is.
+        #[test]
+        fn ascii_word_spans_are_the_words(text in "[ -~]{0,40}") {
+            let folded = fold(&text);
+            let mut spans: smallvec::SmallVec<[(usize, usize); 4]> = smallvec::SmallVec::new();
+            let joined = ascii_word_spans(&folded, &mut spans);
+            let expected: Vec<&str> = words(&folded).collect();
+            let found: Vec<&str> = spans.iter().map(|&(s, e)| &folded[s..e]).collect();
+            prop_assert_eq!(&found, &expected);
+            prop_assert_eq!(joined, Some(expected.join(" ") == *folded));
+        }
+    }
+
+    #[test]
+    fn ascii_word_spans_leave_other_text_alone() {
+        let mut spans: smallvec::SmallVec<[(usize, usize); 4]> = smallvec::SmallVec::new();
+        assert_eq!(ascii_word_spans("flabébé ex", &mut spans), None);
+        assert!(spans.is_empty());
+        assert!(!word_spans("flabébé ex", &mut spans));
+        let found: Vec<(usize, usize)> = spans.drain(..).collect();
+        assert_eq!(found, [(0, 9), (10, 12)]);
+        assert_eq!(ascii_word_spans("", &mut spans), Some(true));
+        assert_eq!(ascii_word_spans("a b", &mut spans), Some(true));
+        assert_eq!(ascii_word_spans(" a b", &mut spans), Some(false));
+        assert_eq!(ascii_word_spans("a  b", &mut spans), Some(false));
+        assert_eq!(ascii_word_spans("a b.", &mut spans), Some(false));
+        assert_eq!(ascii_word_spans("a-b", &mut spans), Some(false));
     }
 
     #[test]
