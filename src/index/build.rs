@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::fields::{field_kind, FieldKind};
-use super::hash::{same_bytes, NumberMap, SortedStrs, StrSlots};
+use super::hash::{same_bytes, NumSlots, SortedStrs, StrSlots};
 use super::vocab::{bitmap_of_bits, bitmap_of_sorted, number_key, NumVocabBuilder, VocabBuilder};
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
@@ -84,8 +84,8 @@ struct PartialField<'a> {
     /// bitset costs less than a posting per record, and shows a second value at no cost.
     exists: Vec<u64>,
     terms: StrSlots,
-    numbers: NumberMap<u32>,
-    numeric_strings: NumberMap<u32>,
+    numbers: NumSlots,
+    numeric_strings: NumSlots,
     holds_objects: bool,
     /// Some record holds two or more scalar values here.
     multi: bool,
@@ -189,8 +189,8 @@ impl PartialField<'_> {
             path,
             exists: Vec::new(),
             terms: StrSlots::default(),
-            numbers: NumberMap::default(),
-            numeric_strings: NumberMap::default(),
+            numbers: NumSlots::default(),
+            numeric_strings: NumSlots::default(),
             holds_objects: false,
             multi: false,
             pairs: StrSlots::default(),
@@ -301,23 +301,18 @@ impl<'a> ChunkBuilder<'a> {
     }
 
     fn number_slot(&mut self, f: usize, x: f64, json: bool) -> u32 {
-        let key = number_key(x);
-        let map = if json {
-            &self.fields[f].numbers
-        } else {
-            &self.fields[f].numeric_strings
-        };
-        if let Some(&slot) = map.get(&key) {
-            return slot;
-        }
-        let slot = self.new_slot();
+        // The slot a new number gets is the next one `new_slot` makes.
+        let next = self.slot_count;
         let field = &mut self.fields[f];
         let map = if json {
             &mut field.numbers
         } else {
             &mut field.numeric_strings
         };
-        map.insert(key, slot);
+        let slot = map.get_or_insert(number_key(x), next);
+        if slot == next {
+            self.new_slot();
+        }
         slot
     }
 
@@ -489,8 +484,8 @@ impl<'a> ChunkBuilder<'a> {
             .map(|f| {
                 let keyed = |map: StrSlots| map.into_sorted(run);
                 let slot_run = |slot: u32| if slot == u32::MAX { 0..0 } else { run(slot) };
-                let numbers = |map: NumberMap<u32>| {
-                    let mut list: Vec<(u64, u32)> = map.into_iter().collect();
+                let numbers = |map: NumSlots| {
+                    let mut list: Vec<(u64, u32)> = map.into_pairs().collect();
                     list.sort_unstable_by(|a, b| by_number(&a.0, &b.0));
                     list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
                 };

@@ -61,33 +61,11 @@ impl Hasher for FxHasher {
 /// A `HashMap` with [`FxHasher`].
 pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
-/// [`FxHasher`] with a finalizer (murmur3's `fmix64`) mixing every bit into every other.
-/// FxHash's product keeps the low bits of its input in its low bits, and the standard
-/// `HashMap` picks buckets by the low bits: keys whose low bits are all zero, as the bits of
-/// a whole-number `f64` are (42 zero bits for numbers below 1,024), would all start probing
-/// at the same bucket. Used for maps keyed by numbers' bits. (`FxHasher` itself is left as
-/// it is: change marks saved on disk hash with it.)
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct MixedHasher(FxHasher);
-
-impl Hasher for MixedHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes);
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0.write_u64(i);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        fmix64(self.0.finish())
-    }
-}
-
 /// murmur3's 64-bit finalizer: every input bit changes each output bit about half the time.
+/// FxHash's product keeps the low bits of its input in its low bits, and tables pick places
+/// by low bits: keys whose low bits are all zero, as the bits of a whole-number `f64` are
+/// (42 zero bits for numbers below 1,024), would all start probing at the same place.
+/// (`FxHasher` itself is left as it is: change marks saved on disk hash with it.)
 #[inline]
 fn fmix64(mut h: u64) -> u64 {
     h ^= h >> 33;
@@ -128,8 +106,67 @@ fn str_hash(b: &[u8]) -> u64 {
     fmix64(h)
 }
 
-/// A `HashMap` keyed by numbers' bits, with [`MixedHasher`].
-pub(crate) type NumberMap<V> = std::collections::HashMap<u64, V, BuildHasherDefault<MixedHasher>>;
+/// The distinct numbers of one field of one chunk (as their `f64` bits, see
+/// `vocab::number_key`), each with its slot: an open-addressed table of `(bits, slot)`
+/// places, probed linearly from a place picked by [`fmix64`] of the bits. One place is
+/// one 16-byte load, where a general map reads a control group and then its bucket. The
+/// length is a power of two and at most half the places are taken; an empty place holds
+/// [`NumSlots::EMPTY`] as its slot (slots are below it: one per distinct key or posting).
+#[derive(Debug, Default)]
+pub(crate) struct NumSlots {
+    places: Vec<(u64, u32)>,
+    len: usize,
+}
+
+impl NumSlots {
+    const EMPTY: u32 = u32::MAX;
+
+    /// The slot of `key`; when it is new, it is added with `slot`, which is returned.
+    pub(crate) fn get_or_insert(&mut self, key: u64, slot: u32) -> u32 {
+        debug_assert!(slot != Self::EMPTY);
+        if (self.len + 1) * 2 > self.places.len() {
+            self.grow();
+        }
+        let mask = self.places.len() - 1;
+        let mut at = fmix64(key) as usize & mask;
+        loop {
+            let (k, s) = self.places[at];
+            if s == Self::EMPTY {
+                self.places[at] = (key, slot);
+                self.len += 1;
+                return slot;
+            }
+            if k == key {
+                return s;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let len = (self.places.len() * 2).max(16);
+        let old = std::mem::replace(&mut self.places, vec![(0, Self::EMPTY); len]);
+        let mask = len - 1;
+        for (key, slot) in old.into_iter().filter(|p| p.1 != Self::EMPTY) {
+            let mut at = fmix64(key) as usize & mask;
+            while self.places[at].1 != Self::EMPTY {
+                at = (at + 1) & mask;
+            }
+            self.places[at] = (key, slot);
+        }
+    }
+
+    /// How many numbers.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The numbers and their slots, in no particular order.
+    pub(crate) fn into_pairs(self) -> impl Iterator<Item = (u64, u32)> {
+        self.places.into_iter().filter(|p| p.1 != Self::EMPTY)
+    }
+}
 
 /// The distinct strings of one field of one chunk, each with a number (its slot): the
 /// text of all of them in one buffer, found through an open-addressed table of indices.
@@ -315,8 +352,8 @@ mod tests {
     use proptest::prelude::*;
 
     /// Whole numbers' bits have their low 42 bits zero: FxHash leaves them zero, so a
-    /// table indexed by low bits would put every such key in one bucket; the mixed hash
-    /// spreads them.
+    /// table indexed by low bits would put every such key in one place; `fmix64` (which
+    /// picks [`NumSlots`] places) spreads them.
     #[test]
     fn mixed_hash_spreads_whole_numbers() {
         let low_bits = |hash: fn(u64) -> u64| {
@@ -332,16 +369,34 @@ mod tests {
             h.write_u64(key);
             h.finish()
         };
-        let mixed = |key: u64| {
-            let mut h = MixedHasher::default();
-            h.write_u64(key);
-            h.finish()
-        };
         assert_eq!(low_bits(fx), 1);
-        assert!(low_bits(mixed) > 600, "{}", low_bits(mixed));
+        assert!(low_bits(fmix64) > 600, "{}", low_bits(fmix64));
     }
 
     proptest! {
+        /// The number table agrees with a `HashMap`: every number gets the slot it was
+        /// first added with, and lists each once (whole numbers, whose low bits are zero,
+        /// and zero of both signs included).
+        #[test]
+        fn num_slots_is_a_map(keys in proptest::collection::vec(prop_oneof![
+            (0u32..300).prop_map(|n| f64::from(n).to_bits()),
+            Just((-0.0f64).to_bits()),
+            any::<u64>(),
+        ], 0..300)) {
+            let mut slots = NumSlots::default();
+            let mut model: FxHashMap<u64, u32> = FxHashMap::default();
+            for (n, &key) in keys.iter().enumerate() {
+                let expected = *model.entry(key).or_insert(n as u32);
+                prop_assert_eq!(slots.get_or_insert(key, n as u32), expected);
+            }
+            prop_assert_eq!(slots.len(), model.len());
+            let mut pairs: Vec<(u64, u32)> = slots.into_pairs().collect();
+            pairs.sort_unstable();
+            let mut expected: Vec<(u64, u32)> = model.into_iter().collect();
+            expected.sort_unstable();
+            prop_assert_eq!(pairs, expected);
+        }
+
         /// The interning table agrees with a `HashMap`: every string gets the slot it was
         /// first added with, unknown strings are not found, and the sorted list is the
         /// strings sorted.
