@@ -221,7 +221,9 @@ impl StrSlots {
     }
 
     /// Where `key` (whose hash is `hash`) is in the table, or the empty place where it
-    /// would go.
+    /// would go. Always inlined into its two callers: as a call of its own, its entry and
+    /// exit cost a fifth of its instructions (callgrind).
+    #[inline(always)]
     fn place(&self, key: &str, hash: u64) -> (usize, Option<u32>) {
         let mask = self.table.len() - 1;
         let mut at = (hash >> 32) as usize & mask;
