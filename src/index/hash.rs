@@ -124,23 +124,32 @@ impl NumSlots {
     /// The slot of `key`; when it is new, it is added with `slot`, which is returned.
     pub(crate) fn get_or_insert(&mut self, key: u64, slot: u32) -> u32 {
         debug_assert!(slot != Self::EMPTY);
-        if (self.len + 1) * 2 > self.places.len() {
+        if self.places.is_empty() {
             self.grow();
         }
+        let mut at = self.place(key);
+        let found = self.places[at].1;
+        if found != Self::EMPTY {
+            return found;
+        }
+        // Grown only for a new number, so that a lookup never resizes.
+        if (self.len + 1) * 2 > self.places.len() {
+            self.grow();
+            at = self.place(key);
+        }
+        self.places[at] = (key, slot);
+        self.len += 1;
+        slot
+    }
+
+    /// The place holding `key`, or the empty place where it would go.
+    fn place(&self, key: u64) -> usize {
         let mask = self.places.len() - 1;
         let mut at = fmix64(key) as usize & mask;
-        loop {
-            let (k, s) = self.places[at];
-            if s == Self::EMPTY {
-                self.places[at] = (key, slot);
-                self.len += 1;
-                return slot;
-            }
-            if k == key {
-                return s;
-            }
+        while self.places[at].1 != Self::EMPTY && self.places[at].0 != key {
             at = (at + 1) & mask;
         }
+        at
     }
 
     fn grow(&mut self) {

@@ -179,10 +179,11 @@ pub fn words(folded: &str) -> Words<'_> {
 }
 
 /// The words of an already folded text, as [`words`] finds them: pushes where each starts
-/// and ends to `spans`, and returns whether the text is its words joined by single spaces
-/// (nothing before the first or after the last). Then a word pair `"w1 w2"` is the slice
-/// from one word's start to the next one's end, with nothing to copy. An ASCII text takes
-/// a byte loop; any other is split by [`words`] (and said not to be joined).
+/// and ends to `spans` (which the caller passes empty). Returns `true` only if the text is
+/// its words joined by single spaces (nothing before the first or after the last); then a
+/// word pair `"w1 w2"` is the slice from one word's start to the next one's end, with
+/// nothing to copy. An ASCII text takes a byte loop; any other is split by [`words`], and
+/// the result is then always `false`.
 pub(crate) fn word_spans<const N: usize>(
     folded: &str,
     spans: &mut smallvec::SmallVec<[(usize, usize); N]>,
@@ -393,10 +394,25 @@ mod tests {
             prop_assert_eq!(&found, &expected);
             prop_assert_eq!(joined, Some(expected.join(" ") == *folded));
         }
+
+        /// On any text, ASCII or not, the spans are the words, and a text said to be
+        /// joined is its words joined by single spaces.
+        #[test]
+        fn word_spans_are_the_words(text in "\\PC{0,40}") {
+            let folded = fold(&text);
+            let mut spans: smallvec::SmallVec<[(usize, usize); 4]> = smallvec::SmallVec::new();
+            let joined = word_spans(&folded, &mut spans);
+            let expected: Vec<&str> = words(&folded).collect();
+            let found: Vec<&str> = spans.iter().map(|&(s, e)| &folded[s..e]).collect();
+            prop_assert_eq!(&found, &expected);
+            if joined {
+                prop_assert_eq!(expected.join(" "), folded.into_owned());
+            }
+        }
     }
 
     #[test]
-    fn ascii_word_spans_leave_other_text_alone() {
+    fn word_spans_flag_joined_text_and_leave_other_text_to_words() {
         let mut spans: smallvec::SmallVec<[(usize, usize); 4]> = smallvec::SmallVec::new();
         assert_eq!(ascii_word_spans("flabébé ex", &mut spans), None);
         assert!(spans.is_empty());
