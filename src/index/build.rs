@@ -373,17 +373,14 @@ impl<'a> ChunkBuilder<'a> {
     fn value_slots(&mut self, f: usize, value: &str) -> ValueSlots {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
+        fold_into(value, &mut scratch);
         let mut cache = std::mem::take(&mut self.fields[f].cache);
         cache.slots.truncate(cache.kept);
         let start = cache.slots.len() as u32;
         let mut long = false;
         match self.fields[f].kind {
-            FieldKind::Keyword => {
-                fold_into(value, &mut scratch);
-                cache.slots.push(self.term_slot(f, &scratch));
-            }
+            FieldKind::Keyword => cache.slots.push(self.term_slot(f, &scratch)),
             FieldKind::Text => {
-                fold_into(value, &mut scratch);
                 let mut spans: smallvec::SmallVec<[(usize, usize); 16]> = smallvec::SmallVec::new();
                 // A text whose words are joined by single spaces (most are) holds its word
                 // pairs as they are; otherwise each pair is written out.

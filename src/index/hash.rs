@@ -155,12 +155,9 @@ impl NumSlots {
     fn grow(&mut self) {
         let len = (self.places.len() * 2).max(16);
         let old = std::mem::replace(&mut self.places, vec![(0, Self::EMPTY); len]);
-        let mask = len - 1;
         for (key, slot) in old.into_iter().filter(|p| p.1 != Self::EMPTY) {
-            let mut at = fmix64(key) as usize & mask;
-            while self.places[at].1 != Self::EMPTY {
-                at = (at + 1) & mask;
-            }
+            // Keys are distinct: `place` finds each an empty place.
+            let at = self.place(key);
             self.places[at] = (key, slot);
         }
     }
