@@ -7,7 +7,7 @@
 //! it again. Receivers de-duplicate by the event `id`. SERVER.md documents the format.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{journal, log};
+use super::journal::{self, AppendLog};
+use super::log;
 use crate::live::{ChangeKind, Event};
 use crate::webhook::{sign, SIGNATURE_HEADER};
 
@@ -199,19 +200,31 @@ pub struct Pending {
 
 /// The durable outbox: an append-only file of JSON lines, one per enqueued delivery and
 /// one per finished one. Opening replays it (a torn last line is dropped) and compacts it
-/// to the pending deliveries.
+/// to the pending deliveries; [`Outbox::done`] compacts it the same way once it has grown
+/// to 1 MiB and four times the pending deliveries' lines, so a server that runs for months
+/// keeps a small outbox. The pending deliveries' lines are kept in memory for that (about
+/// the size of their events' JSON).
 #[derive(Debug)]
 pub struct Outbox {
-    path: PathBuf,
     inner: Mutex<OutboxInner>,
+    path: PathBuf,
     /// Held while open: a second server on the same outbox is refused.
     _lock: File,
 }
 
 #[derive(Debug)]
 struct OutboxInner {
-    file: File,
+    log: AppendLog,
     next_seq: u64,
+    /// The pending deliveries' lines, by sequence number: what compacting writes.
+    pending: BTreeMap<u64, Vec<u8>>,
+    /// Their total length.
+    pending_len: u64,
+}
+
+/// Pending deliveries' lines, in sequence order, as one text.
+fn joined(pending: &BTreeMap<u64, Vec<u8>>) -> Vec<u8> {
+    pending.values().flatten().copied().collect()
 }
 
 impl Outbox {
@@ -248,15 +261,22 @@ impl Outbox {
             Ok(())
         })?;
         let pending: Vec<Pending> = pending.into_values().collect();
-        let mut text = Vec::new();
+        let mut lines = BTreeMap::new();
         for p in &pending {
-            write_line(&mut text, &enqueued_line(p))?;
+            let mut line = Vec::new();
+            write_line(&mut line, &enqueued_line(p))?;
+            lines.insert(p.seq, line);
         }
-        journal::replace(path, &text)?;
-        let file = OpenOptions::new().append(true).open(path)?;
+        let text = joined(&lines);
+        let inner = OutboxInner {
+            log: AppendLog::create(path, &text)?,
+            next_seq,
+            pending_len: text.len() as u64,
+            pending: lines,
+        };
         let outbox = Outbox {
             path: path.to_path_buf(),
-            inner: Mutex::new(OutboxInner { file, next_seq }),
+            inner: Mutex::new(inner),
             _lock: lock,
         };
         Ok((outbox, pending))
@@ -294,38 +314,43 @@ impl Outbox {
         if pending.is_empty() {
             return Ok(pending);
         }
-        let mut text = Vec::new();
+        let mut lines = Vec::with_capacity(pending.len());
         for p in &pending {
-            write_line(&mut text, &enqueued_line(p))?;
+            let mut line = Vec::new();
+            write_line(&mut line, &enqueued_line(p))?;
+            lines.push(line);
         }
-        let len = inner.file.metadata()?.len();
-        if let Err(e) = inner
-            .file
-            .write_all(&text)
-            .and_then(|()| inner.file.sync_data())
-        {
-            let _ = inner.file.set_len(len);
-            return Err(e);
-        }
+        inner.log.append(&lines.concat(), true)?;
         inner.next_seq = seq;
+        for (p, line) in pending.iter().zip(lines) {
+            inner.pending_len += line.len() as u64;
+            inner.pending.insert(p.seq, line);
+        }
         Ok(pending)
     }
 
     /// Marks a delivery finished (delivered or given up). Not synced: if the mark is lost
-    /// in a crash, the event is delivered again (at least once).
+    /// in a crash, the event is delivered again (at least once). Then compacts the file
+    /// when that is due (it has grown to 1 MiB and four times the pending deliveries'
+    /// lines, or a write was torn), which syncs it.
     ///
     /// # Errors
     ///
-    /// The file system's.
+    /// The file system's: writing the mark (then not written), or compacting the file, or
+    /// syncing its folder after a compaction (the mark was written).
     pub fn done(&self, seq: u64) -> io::Result<()> {
         let mut line = Vec::new();
         write_line(&mut line, &OutboxLine::Done { done: seq })?;
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let len = inner.file.metadata()?.len();
-        // A line cut short (disk full) is cut back off, so the next one starts clean.
-        inner.file.write_all(&line).inspect_err(|_| {
-            let _ = inner.file.set_len(len);
-        })
+        let inner = &mut *inner;
+        inner.log.append(&line, false)?;
+        if let Some(finished) = inner.pending.remove(&seq) {
+            inner.pending_len -= finished.len() as u64;
+        }
+        if inner.log.due(inner.pending_len) {
+            inner.log.compact(&joined(&inner.pending))?;
+        }
+        inner.log.sync_folder()
     }
 }
 
@@ -627,6 +652,7 @@ fn describe(e: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("cardex-outbox-{name}-{}", std::process::id()));
@@ -703,6 +729,52 @@ mod tests {
         std::fs::write(&path, "garbage\n{\"done\":1}\n").unwrap();
         let e = Outbox::open(&path).unwrap_err();
         assert!(e.to_string().contains(":1: not an outbox line"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_grown_outbox_is_compacted_to_its_pending_deliveries() {
+        let dir = scratch("grown");
+        let path = dir.join("webhooks.outbox");
+        let subs = [sub("all", &["*"])];
+        let (outbox, _) = Outbox::open(&path).unwrap();
+        outbox.inner.lock().unwrap().log.set_floor(1024);
+        let events: Vec<Event> = (1..=10).map(event).collect();
+        let p = outbox.enqueue(&subs, &events).unwrap();
+        let line_len = std::fs::metadata(&path).unwrap().len() / 10;
+        assert!(line_len * 10 >= 1024, "lines of {line_len} bytes");
+        let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
+        // Until the file is four times its pending lines, marks are appended.
+        let mut compacted_at = None;
+        for seq in 1..=9 {
+            let before = lines();
+            outbox.done(seq).unwrap();
+            if lines() < before && compacted_at.is_none() {
+                compacted_at = Some(seq);
+            }
+        }
+        // Lines of over 100 bytes: 10 lines and k marks reach four times 10 − k lines at
+        // the eighth mark.
+        let at = compacted_at.expect("compacted once the marks outweighed the pending lines");
+        assert_eq!(at, 8);
+        // Compacted: the pending lines, then the marks written since.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.lines().count() < 10, "{text}");
+        let seqs_enqueued = text.lines().filter(|l| l.contains("\"seq\"")).count() as u64;
+        assert_eq!(seqs_enqueued, 10 - at);
+        // New deliveries go to the new file.
+        let more = outbox.enqueue(&subs, &[event(11)]).unwrap();
+        assert_eq!(more[0].seq, p.last().unwrap().seq + 1);
+        drop(outbox);
+        assert!(!journal::sibling(&path, "tmp").exists());
+        let (_, pending) = Outbox::open(&path).unwrap();
+        assert_eq!(
+            pending
+                .iter()
+                .map(|p| p.event.id.as_str())
+                .collect::<Vec<_>>(),
+            ["evt_10", "evt_11"]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
