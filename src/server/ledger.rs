@@ -85,6 +85,11 @@ impl Ledger for MemoryLedger {
 pub struct FileLedger {
     path: PathBuf,
     inner: Mutex<FileInner>,
+    /// Held for the whole of a [`Ledger::sync`], so syncs run one at a time: the sync at
+    /// shutdown waits for one still in flight from the interval (which had cleared the
+    /// unsynced flag before its `fsync` ended), and finds the flag set again if that one
+    /// failed, rather than reporting the ledger synced while it was not.
+    syncing: Mutex<()>,
     /// Holds the OS lock on `<ledger>.lock` while the ledger is open.
     _lock: File,
 }
@@ -135,6 +140,7 @@ impl FileLedger {
         Ok(FileLedger {
             path: path.to_path_buf(),
             _lock: lock,
+            syncing: Mutex::new(()),
             inner: Mutex::new(FileInner {
                 log,
                 compacted_len: text.len() as u64,
@@ -176,8 +182,9 @@ impl Ledger for FileLedger {
     /// Compacts the file when it is due (it has grown to 1 MiB and four times its
     /// compacted size, or a write was torn), which syncs every charge so far; otherwise,
     /// or should compacting fail, syncs the file. Every step is tried even when one fails;
-    /// the first error is returned.
+    /// the first error is returned. A sync called while another runs waits for it.
     fn sync(&self) -> io::Result<()> {
+        let _one_at_a_time = self.syncing.lock().unwrap_or_else(|e| e.into_inner());
         let mut failed: Option<io::Error> = None;
         let file = {
             let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -434,6 +441,31 @@ mod tests {
         assert_eq!(ledger.used("acme"), 2000);
         drop(ledger);
         assert_eq!(FileLedger::open(&path).unwrap().used("acme"), 2000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_sync_waits_for_one_in_flight() {
+        let dir = dir("one-sync");
+        let path = dir.join("ledger");
+        let ledger = FileLedger::open(&path).unwrap();
+        ledger.charge("acme", 2).unwrap();
+        // Stands for a sync from the interval, between clearing the flag and its fsync's end.
+        let in_flight = ledger.syncing.lock().unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| done.send(ledger.sync()).unwrap());
+            assert!(
+                finished
+                    .recv_timeout(std::time::Duration::from_millis(100))
+                    .is_err(),
+                "the second sync returned while the first was still in flight"
+            );
+            drop(in_flight);
+            let synced = finished.recv_timeout(std::time::Duration::from_secs(10));
+            assert!(matches!(synced, Ok(Ok(()))), "{synced:?}");
+        });
+        assert!(!ledger.inner.lock().unwrap().unsynced);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
