@@ -131,7 +131,9 @@ pub(super) const COMPACTION_FLOOR: u64 = 1 << 20;
 ///
 /// - Appending writes whole lines; a write that fails part-way is cut back off, so a later
 ///   line never joins a broken one. Should cutting it back fail too, the file is marked
-///   torn, and compacting (which rewrites it from memory) is due at once.
+///   torn: each later append tries the cut-back again first and is refused while it fails
+///   (nothing is written after the broken bytes), and compacting, which rewrites the file
+///   from memory, is due at every call until it works.
 /// - Compacting writes the text beside the file, syncs it, opens it for appending and
 ///   renames it over the file, so no line can go to a file that is no longer at the path.
 ///   If that fails before the rename nothing changes, and compacting is not tried again
@@ -184,9 +186,22 @@ impl AppendLog {
     ///
     /// # Errors
     ///
-    /// The file system's; the bytes are then cut back off the file.
+    /// The file system's; the bytes are then cut back off the file. While the file is torn
+    /// and cannot be cut back, every append is refused, naming the file.
     pub(super) fn append(&mut self, bytes: &[u8], sync: bool) -> io::Result<()> {
         let mut file: &File = &self.file;
+        if self.torn {
+            file.set_len(self.len).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{} ends in a broken write that cannot be cut back: {e}",
+                        self.path.display()
+                    ),
+                )
+            })?;
+            self.torn = false;
+        }
         let written = file
             .write_all(bytes)
             .and_then(|()| if sync { file.sync_data() } else { Ok(()) });
@@ -201,11 +216,13 @@ impl AppendLog {
     }
 
     /// Whether compacting is due, for a file whose compacted text would be about `live`
-    /// bytes: it is torn, or it is at least [`COMPACTION_FLOOR`] and four times `live` —
-    /// unless a compaction failed since it last grew by the floor.
+    /// bytes: it is torn (always), or it is at least [`COMPACTION_FLOOR`] and four times
+    /// `live`, unless a compaction failed since it last grew by the floor.
     pub(super) fn due(&self, live: u64) -> bool {
-        self.len >= self.retry_from
-            && (self.torn || (self.len >= self.floor && self.len >= live.saturating_mul(4)))
+        self.torn
+            || (self.len >= self.retry_from
+                && self.len >= self.floor
+                && self.len >= live.saturating_mul(4))
     }
 
     /// Replaces the file with `text` (its compacted form) and appends to the new file from
@@ -257,5 +274,74 @@ impl AppendLog {
     #[cfg(test)]
     pub(super) fn set_floor(&mut self, floor: u64) {
         self.floor = floor;
+    }
+
+    /// Marks the file torn, as a failed write whose cut-back failed leaves it; with
+    /// `stuck`, cutting back fails from now on as well (and so does writing): the handle
+    /// is swapped for a read-only one, until a compaction replaces it (tests).
+    #[cfg(test)]
+    pub(super) fn set_torn(&mut self, stuck: bool) {
+        self.torn = true;
+        if stuck {
+            self.file = Arc::new(File::open(&self.path).expect("the file reopens"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch_log(name: &str, text: &[u8]) -> (PathBuf, AppendLog) {
+        let dir =
+            std::env::temp_dir().join(format!("cardex-journal-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log");
+        let log = AppendLog::create(&path, text).unwrap();
+        (path, log)
+    }
+
+    /// Appends broken bytes behind the log's back: what a write that failed part-way leaves.
+    fn tear(path: &Path) {
+        let mut f = OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(b"c ").unwrap();
+    }
+
+    #[test]
+    fn a_torn_log_is_cut_back_before_the_next_line_and_compaction_is_due() {
+        let (path, mut log) = scratch_log("torn", b"a 1\n");
+        log.append(b"b 2\n", false).unwrap();
+        assert!(!log.due(8));
+        tear(&path);
+        log.set_torn(false);
+        assert!(log.due(8), "a torn log is compacted at the next call");
+        // A failed compaction does not delay the next try while the log is torn.
+        log.retry_from = u64::MAX;
+        assert!(log.due(8));
+        // The next line goes after the last whole one, never after the broken bytes.
+        log.append(b"d 4\n", false).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a 1\nb 2\nd 4\n");
+        assert!(!log.due(8));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_torn_log_that_cannot_be_cut_back_refuses_lines_until_compacted() {
+        let (path, mut log) = scratch_log("stuck", b"a 1\nb 2\n");
+        tear(&path);
+        log.set_torn(true);
+        let refused = log.append(b"d 4\n", false).unwrap_err();
+        assert!(
+            refused.to_string().contains("cannot be cut back"),
+            "{refused}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a 1\nb 2\nc ");
+        assert!(log.due(8));
+        log.compact(b"a 1\nb 2\n").unwrap();
+        assert!(!log.due(8));
+        log.append(b"d 4\n", false).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a 1\nb 2\nd 4\n");
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }

@@ -468,4 +468,29 @@ mod tests {
         assert!(!ledger.inner.lock().unwrap().unsynced);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn a_torn_ledger_refuses_charges_until_a_sync_compacts_it() {
+        let dir = dir("stuck");
+        let path = dir.join("ledger");
+        let ledger = FileLedger::open(&path).unwrap();
+        ledger.charge("acme", 2).unwrap();
+        // A write that broke part-way, and the file cannot be cut back (nor written).
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"acm").unwrap();
+        drop(f);
+        ledger.inner.lock().unwrap().log.set_torn(true);
+        assert!(ledger.charge("acme", 1).is_err());
+        assert_eq!(ledger.used("acme"), 2, "a refused charge is not counted");
+        // The sync compacts the ledger from memory, which repairs it.
+        ledger.sync().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "acme 2\n");
+        ledger.charge("acme", 1).unwrap();
+        drop(ledger);
+        assert_eq!(FileLedger::open(&path).unwrap().used("acme"), 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

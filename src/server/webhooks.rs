@@ -227,6 +227,17 @@ fn joined(pending: &BTreeMap<u64, Vec<u8>>) -> Vec<u8> {
     pending.values().flatten().copied().collect()
 }
 
+impl OutboxInner {
+    /// Compacts the file to the pending deliveries when that is due (see
+    /// [`AppendLog::due`]); this is also what repairs a torn file, which refuses appends.
+    fn compact_if_due(&mut self) -> io::Result<()> {
+        if self.log.due(self.pending_len) {
+            self.log.compact(&joined(&self.pending))?;
+        }
+        Ok(())
+    }
+}
+
 impl Outbox {
     /// Opens (or creates) the outbox at `path`; returns it with its pending deliveries in
     /// order.
@@ -314,6 +325,7 @@ impl Outbox {
         if pending.is_empty() {
             return Ok(pending);
         }
+        inner.compact_if_due()?;
         let mut lines = Vec::with_capacity(pending.len());
         for p in &pending {
             let mut line = Vec::new();
@@ -332,7 +344,8 @@ impl Outbox {
     /// Marks a delivery finished (delivered or given up). Not synced: if the mark is lost
     /// in a crash, the event is delivered again (at least once). Then compacts the file
     /// when that is due (it has grown to 1 MiB and four times the pending deliveries'
-    /// lines, or a write was torn), which syncs it.
+    /// lines, or a write was torn), which syncs it. A torn file is compacted before the
+    /// mark is written, here and when enqueuing.
     ///
     /// # Errors
     ///
@@ -343,13 +356,12 @@ impl Outbox {
         write_line(&mut line, &OutboxLine::Done { done: seq })?;
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let inner = &mut *inner;
+        inner.compact_if_due()?;
         inner.log.append(&line, false)?;
         if let Some(finished) = inner.pending.remove(&seq) {
             inner.pending_len -= finished.len() as u64;
         }
-        if inner.log.due(inner.pending_len) {
-            inner.log.compact(&joined(&inner.pending))?;
-        }
+        inner.compact_if_due()?;
         inner.log.sync_folder()
     }
 }
@@ -774,6 +786,41 @@ mod tests {
                 .map(|p| p.event.id.as_str())
                 .collect::<Vec<_>>(),
             ["evt_10", "evt_11"]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_torn_outbox_is_compacted_before_the_next_line() {
+        let dir = scratch("torn");
+        let path = dir.join("webhooks.outbox");
+        let subs = [sub("all", &["*"])];
+        let (outbox, _) = Outbox::open(&path).unwrap();
+        outbox
+            .enqueue(&subs, &[event(1), event(2), event(3)])
+            .unwrap();
+        outbox.done(1).unwrap();
+        // A write that broke part-way, and the file cannot be cut back (nor written).
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"do"#).unwrap();
+        drop(f);
+        outbox.inner.lock().unwrap().log.set_torn(true);
+        // The mark goes to a file rewritten from the pending deliveries, not behind the
+        // broken bytes (which would make the next start refuse the outbox).
+        outbox.done(2).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(r#"{"do{"#), "{text}");
+        // Deliveries 2 and 3, then the mark of 2.
+        assert_eq!(text.lines().count(), 3, "{text}");
+        outbox.enqueue(&subs, &[event(4)]).unwrap();
+        drop(outbox);
+        let (_, pending) = Outbox::open(&path).unwrap();
+        assert_eq!(
+            pending
+                .iter()
+                .map(|p| p.event.id.as_str())
+                .collect::<Vec<_>>(),
+            ["evt_3", "evt_4"]
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
