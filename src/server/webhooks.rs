@@ -673,6 +673,12 @@ mod tests {
         dir
     }
 
+    /// The event ids of the deliveries an outbox holds pending when it is opened again.
+    fn pending_after_reopening(path: &Path) -> Vec<String> {
+        let (_, pending) = Outbox::open(path).unwrap();
+        pending.into_iter().map(|p| p.event.id).collect()
+    }
+
     fn event(n: u32) -> Event {
         Event {
             id: format!("evt_{n}"),
@@ -779,14 +785,7 @@ mod tests {
         assert_eq!(more[0].seq, p.last().unwrap().seq + 1);
         drop(outbox);
         assert!(!journal::sibling(&path, "tmp").exists());
-        let (_, pending) = Outbox::open(&path).unwrap();
-        assert_eq!(
-            pending
-                .iter()
-                .map(|p| p.event.id.as_str())
-                .collect::<Vec<_>>(),
-            ["evt_10", "evt_11"]
-        );
+        assert_eq!(pending_after_reopening(&path), ["evt_10", "evt_11"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -814,14 +813,7 @@ mod tests {
         assert_eq!(text.lines().count(), 3, "{text}");
         outbox.enqueue(&subs, &[event(4)]).unwrap();
         drop(outbox);
-        let (_, pending) = Outbox::open(&path).unwrap();
-        assert_eq!(
-            pending
-                .iter()
-                .map(|p| p.event.id.as_str())
-                .collect::<Vec<_>>(),
-            ["evt_3", "evt_4"]
-        );
+        assert_eq!(pending_after_reopening(&path), ["evt_3", "evt_4"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
