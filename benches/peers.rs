@@ -63,8 +63,8 @@ fn load_runs() -> usize {
 /// Loads an engine `runs` times and keeps the last one, printing every run's time and
 /// their median (`load <engine> <size>: median … s of N (…)`). Each load starts after the
 /// previous one is dropped (not timed), so no two are resident at once. The first run of a
-/// process also pays for the pages it is the first to touch (see BENCHMARKS.md, "Load
-/// time: a median of runs"), which is why one run alone is not the figure quoted.
+/// process also pays for the pages it is the first to touch (see BENCHMARKS.md, "The bars
+/// of issue #4"), which is why one run alone is not the figure quoted.
 fn timed<T>(label: &str, size: &str, runs: usize, build: impl Fn() -> T) -> T {
     let mut times = Vec::with_capacity(runs);
     let mut kept: Option<T> = None;

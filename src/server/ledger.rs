@@ -13,9 +13,10 @@
 //! that runs for months keeps a small ledger (one line per charge would otherwise add up
 //! to gigabytes, and to a long replay at the next start); `journal::AppendLog` says how.
 //! A write that fails part-way (a full disk) is cut back off the file, so a later line
-//! never joins a broken one. A lock file beside the ledger (`<ledger>.lock`, an OS file lock held while the ledger is open)
-//! refuses a second server on the same ledger, which would otherwise append to a file the
-//! first one's compaction had already replaced.
+//! never joins a broken one; should the cut-back fail too, charges are refused until a
+//! sync's compaction rewrites the file. A lock file beside the ledger (`<ledger>.lock`, an
+//! OS file lock held while the ledger is open) refuses a second server on the same ledger,
+//! which would otherwise append to a file the first one's compaction had already replaced.
 
 use std::collections::HashMap;
 use std::fs::File;
