@@ -1,7 +1,7 @@
 //! Loads a snapshot and reports its size, the load time, the resident memory after load
 //! (from `/proc/self/status`, Linux), the engine's own estimate of its heap use, and the
 //! time a reload adds on top of the load to mark prices and pop reports for change
-//! detection (`cardex::live::Marks::of`, measured after the memory figures).
+//! detection (`cardex::Marks::of`, measured after the memory figures).
 //!
 //! ```sh
 //! cargo run --release --example footprint -- data
@@ -97,7 +97,7 @@ fn main() {
         heap as f64 / compact as f64
     );
     let start = Instant::now();
-    let marks = cardex::live::Marks::of(&engine);
+    let marks = cardex::Marks::of(&engine);
     println!(
         "change marks:    {:.3} s ({} bytes saved as JSON)",
         start.elapsed().as_secs_f64(),

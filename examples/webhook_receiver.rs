@@ -18,8 +18,8 @@ use std::time::SystemTime;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use cardex::live::Event;
 use cardex::webhook::{verify, DEFAULT_TOLERANCE, SIGNATURE_HEADER};
+use cardex::Event;
 
 #[tokio::main]
 async fn main() {

@@ -1,10 +1,8 @@
-//! The crate's error type: one enum over the ways a request can fail, each with the
-//! status and code of contract section 4, so a frontend maps errors without matching on
-//! messages.
+//! The crate's error type: one enum over the ways a request can fail, each variant a
+//! typed error that says what went wrong and where, so a frontend (the HTTP service, the
+//! command line) maps errors without matching on messages.
 
 use std::fmt;
-
-use serde_json::json;
 
 use crate::load::LoadError;
 use crate::plan::PlanError;
@@ -157,9 +155,8 @@ impl fmt::Display for NotFound {
 ///
 /// One enum with a variant per layer (query text, query against the catalog, request
 /// parameters, lookups, snapshot loading), each holding a typed error with its own kinds,
-/// in the way of tantivy's `TantivyError`. [`Error::status`] and [`Error::code`] give the
-/// HTTP status and the error code of contract section 4, and [`Error::to_body`] the error
-/// body, so a frontend never inspects messages.
+/// in the way of tantivy's `TantivyError`. It knows no transport: the HTTP service maps
+/// each variant to a status and an error body (`cardex::server::error_body`).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -179,28 +176,6 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// The HTTP status of contract section 4.
-    pub fn status(&self) -> u16 {
-        match self {
-            Error::Parse(_) | Error::Plan(_) | Error::Parameter(_) => 400,
-            Error::NotFound(_) => 404,
-            Error::Load(_) => 500,
-        }
-    }
-
-    /// The error code of contract section 4.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Error::Parse(_) | Error::Plan(_) => "invalid_query",
-            Error::Parameter(p) => match p.kind() {
-                ParameterErrorKind::Unknown { .. } => "unknown_parameter",
-                _ => "invalid_parameter",
-            },
-            Error::NotFound(_) => "not_found",
-            Error::Load(_) => "snapshot_error",
-        }
-    }
-
     /// The one-line message (for query errors, without the query and caret lines).
     pub fn message(&self) -> String {
         match self {
@@ -210,36 +185,6 @@ impl Error {
             Error::NotFound(e) => e.to_string(),
             Error::Load(e) => e.to_string(),
         }
-    }
-
-    /// The error body of contract section 4:
-    /// `{"error": {"status", "code", "message", "details"}}`. Query errors carry
-    /// `position` (byte offset) and `column` (character, 1-based) in `details`.
-    ///
-    /// ```
-    /// let err = cardex::Error::from(cardex::query::parse("hp>=").unwrap_err());
-    /// assert_eq!(err.to_body()["error"]["details"]["position"], 4);
-    /// assert_eq!(err.to_body()["error"]["code"], "invalid_query");
-    /// ```
-    pub fn to_body(&self) -> serde_json::Value {
-        let details = match self {
-            Error::Parse(e) => {
-                json!({"position": e.offset(), "column": e.column(), "end": e.span().end})
-            }
-            Error::Plan(e) => {
-                json!({"position": e.offset(), "column": e.column(), "end": e.span().end})
-            }
-            Error::Parameter(e) => match e.kind() {
-                ParameterErrorKind::Unknown { allowed } => {
-                    json!({"parameter": e.name(), "allowed": allowed})
-                }
-                _ => json!({"parameter": e.name(), "value": e.value()}),
-            },
-            Error::NotFound(NotFound::Catalog { known, .. }) => json!({"catalogs": known}),
-            Error::NotFound(NotFound::Language { known, .. }) => json!({"languages": known}),
-            Error::NotFound(_) | Error::Load(_) => json!({}),
-        };
-        json!({"error": {"status": self.status(), "code": self.code(), "message": self.message(), "details": details}})
     }
 }
 

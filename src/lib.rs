@@ -27,31 +27,28 @@
 //!
 //! # Core concepts
 //!
-//! The core is a pipeline, and the module tree follows it:
+//! An [`Engine`] holds the catalogs of one snapshot folder, loaded in memory and indexed;
+//! a [`Catalog`] answers searches ([`SearchRequest`]) and lookups ([`ItemRequest`]) with a
+//! [`Page`] or an [`Item`] of pre-rendered JSON, or with [`Hits`] (a count and record ids)
+//! for callers that render their own output. Every failure is an [`Error`], whose variants
+//! hold typed errors that say what went wrong and where: [`query::ParseError`] (the `q`
+//! text), [`PlanError`] (the query against the catalog's fields), [`ParameterError`],
+//! [`NotFound`] and [`LoadError`]. A [`LiveEngine`] reloads its snapshot and swaps the new
+//! one in atomically, reporting what changed as [`Event`]s.
 //!
-//! - [`query`]: `q` text → [`query::Query`], the syntax tree (no catalog knowledge), with
-//!   typed errors that point at the place ([`query::ParseError`]).
-//! - [`plan`]: a query resolved against a collection → [`plan::Plan`] (fields found,
-//!   values folded and looked up, normalised, ordered by cost) → a bitmap of matches.
-//! - [`index`]: the inverted indexes a plan reads ([`index::Index`]): per field, folded
-//!   keyword values or text words, numbers, and existence, each with a
-//!   [`roaring::RoaringBitmap`] of record ids.
-//! - [`store`]: the records of a collection ([`store::Collection`]) as pre-rendered JSON
-//!   in default order, so record ids are positions in that order and a page of results
-//!   is the first set bits of the result, copied out without re-serialising.
-//! - [`load`]: a snapshot folder → catalogs, read in parallel, validated whole.
-//! - [`engine`]: [`Engine`] and [`Catalog`], the small public surface: search cards,
-//!   get a card, list and search expansions, the cards of an expansion, each answering
-//!   with a [`Page`] or an [`Item`].
-//! - [`text`]: folding, words and natural order, shared by all of the above.
+//! The public modules are the concepts a user works with directly:
+//!
+//! - [`query`]: the `q` language, parsed into a syntax tree (no catalog knowledge), and
+//!   the folding and word rules values are matched by.
 //! - [`import`]: public data sets converted into snapshots (the Pokémon TCG API's data).
-//! - [`live`]: an engine that reloads its snapshot and swaps it in atomically, and what
-//!   changed between two loads (prices and pop reports per expansion) as webhook events.
 //! - `webhook` (feature `webhook`): signing webhook deliveries and verifying them on the
 //!   receiving side.
+//! - `server` (feature `server`): the HTTP service of `cardex serve`.
+//! - `generate` (feature `generate`): seeded synthetic snapshots for benchmarks and tests.
 //!
-//! Frontends (the `cardex` binary and its HTTP service, module `server`) sit around this
-//! core and depend on it, never the other way.
+//! Inside, the crate is a pipeline: `q` text → syntax tree → plan (resolved against a
+//! collection's schema) → bitmaps → a page of pre-rendered JSON, over a store the loader
+//! builds. ARCHITECTURE.md draws its layers.
 //!
 //! # Crate features
 //!
@@ -75,33 +72,52 @@
 // argued sound where it is.
 #![deny(unsafe_code)]
 
-pub mod engine;
-pub mod error;
+// The public modules: concepts a user works with directly.
+/// The checks the fuzz targets run, shared with the seed replay test; not an API.
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(feature = "generate")]
 pub mod generate;
 pub mod import;
-pub mod index;
-pub(crate) mod json;
-pub mod live;
-pub mod load;
-pub(crate) mod memory;
-pub(crate) mod par;
-pub mod plan;
 pub mod query;
 #[cfg(feature = "server")]
 pub mod server;
-pub mod store;
-pub mod text;
 #[cfg(feature = "webhook")]
 pub mod webhook;
+
+// The engine's insides, from the top layer down (ARCHITECTURE.md draws them).
+mod engine;
+mod error;
+mod fxhash;
+mod index;
+mod json;
+mod live;
+mod load;
+mod memory;
+mod naming;
+mod par;
+mod plan;
+mod schema;
+mod store;
+mod text;
 
 /// The README's library example, compiled and run as a doc test so it cannot go stale.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeExample;
 
-pub use engine::{Catalog, Engine, Hits, Item, ItemRequest, Page, SearchRequest};
+pub use engine::{
+    Catalog, Engine, Hits, Item, ItemRequest, Page, SearchRequest, ITEM_PARAMETERS,
+    LIST_PARAMETERS, MAX_PAGE_SIZE,
+};
 pub use error::{Error, NotFound, ParameterError, ParameterErrorKind, Result};
 pub use json::write::Include;
-pub use load::{LoadError, LoadErrorKind};
+pub use live::{
+    events, CatalogChanges, ChangeKind, Event, EventData, LiveEngine, Marks, ReloadError,
+    ReloadReport,
+};
+pub use load::{LoadError, LoadErrorKind, RecordAt};
+pub use naming::{field_kind, snake_case, FieldKind};
+pub use plan::{PlanError, PlanErrorKind};
+pub use schema::FieldInfo;
+pub use store::Collection;

@@ -45,6 +45,7 @@ enum Command {
     Expansions(ExpansionArgs),
     /// Write a seeded synthetic snapshot shaped like a real catalog (for benchmarks and
     /// tests): skewed rarities, reprints, variants with prices, English and Japanese.
+    #[cfg(feature = "generate")]
     Generate {
         /// The number of cards.
         #[arg(long)]
@@ -341,6 +342,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let item = catalog.card(&card_id, &req).map_err(Failure::Request)?;
             item.write_to(&mut out).map_err(Failure::Io)?;
         }
+        #[cfg(feature = "generate")]
         Command::Generate {
             cards,
             out: dest,
@@ -386,7 +388,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.outbox = args.outbox;
             config.watch_interval = (args.watch_interval > 0)
                 .then(|| std::time::Duration::from_millis(args.watch_interval));
-            return cardex::server::run(config).map_err(Failure::Serve);
+            return cardex::server::run(config).map_err(|e| Failure::Serve(e.to_string()));
         }
         #[cfg(feature = "server")]
         Command::Accounts {

@@ -2,6 +2,7 @@
 
 mod support;
 
+use cardex::server::{error_code, error_status};
 use cardex::{ItemRequest, SearchRequest};
 use support::{catalog, json};
 
@@ -73,7 +74,7 @@ fn one_expansion_by_id() {
         "PRB01"
     );
     let err = c.expansion("nope", &ItemRequest::default()).unwrap_err();
-    assert_eq!((err.status(), err.code()), (404, "not_found"));
+    assert_eq!((error_status(&err), error_code(&err)), (404, "not_found"));
     let selected = c
         .expansion(
             "OP01",
@@ -92,7 +93,7 @@ fn include_does_not_apply_to_expansions() {
     let err = c
         .search_expansions(&SearchRequest::new("").include("prices"))
         .unwrap_err();
-    assert_eq!(err.code(), "invalid_parameter");
+    assert_eq!(error_code(&err), "invalid_parameter");
     assert!(c
         .expansion(
             "OP01",

@@ -3,6 +3,7 @@
 
 mod support;
 
+use cardex::server::{error_code, error_status};
 use cardex::{Error, ItemRequest, NotFound, SearchRequest};
 use support::{catalog, ids, ids_with, json};
 
@@ -138,5 +139,5 @@ fn unknown_language_and_catalog_without_languages() {
     let e = catalog("onepiece")
         .search(&SearchRequest::new("").lang("en"))
         .unwrap_err();
-    assert_eq!((e.status(), e.code()), (404, "not_found"));
+    assert_eq!((error_status(&e), error_code(&e)), (404, "not_found"));
 }

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use cardex::live::{ChangeKind, LiveEngine};
-use cardex::load::LoadErrorKind;
+use cardex::LoadErrorKind;
 use cardex::SearchRequest;
+use cardex::{ChangeKind, LiveEngine};
 use serde_json::{json, Value};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);

@@ -2,6 +2,7 @@
 
 mod support;
 
+use cardex::server::{error_body, error_code, error_status};
 use cardex::{Error, ParameterErrorKind, SearchRequest};
 use support::{catalog, search_error};
 
@@ -72,12 +73,15 @@ fn unknown_and_repeated_parameters_are_errors() {
     // A wrong parameter shape fails loudly instead of returning everything
     // (pokemon-tcg-data #572).
     let err = SearchRequest::from_params([("name", "pikachu")]).unwrap_err();
-    assert_eq!((err.status(), err.code()), (400, "unknown_parameter"));
+    assert_eq!(
+        (error_status(&err), error_code(&err)),
+        (400, "unknown_parameter")
+    );
     let Error::Parameter(p) = &err else { panic!() };
     assert!(matches!(p.kind(), ParameterErrorKind::Unknown { .. }));
-    assert_eq!(err.to_body()["error"]["details"]["allowed"][0], "q");
+    assert_eq!(error_body(&err)["error"]["details"]["allowed"][0], "q");
     let err = SearchRequest::from_params([("page", "1"), ("page", "2")]).unwrap_err();
-    assert_eq!(err.code(), "invalid_parameter");
+    assert_eq!(error_code(&err), "invalid_parameter");
 }
 
 #[test]
@@ -104,7 +108,7 @@ fn error_bodies_follow_the_contract() {
     let err = catalog("onepiece")
         .search(&SearchRequest::new("").page(0))
         .unwrap_err();
-    let body = err.to_body();
+    let body = error_body(&err);
     assert_eq!(body["error"]["status"], 400);
     assert_eq!(body["error"]["code"], "invalid_parameter");
     assert_eq!(body["error"]["details"]["parameter"], "page");
@@ -121,7 +125,7 @@ fn errors_come_in_a_fixed_order() {
     // always reports the same one.
     let err = |req: SearchRequest<'_>| {
         let e = support::catalog("pokemon").search(&req).unwrap_err();
-        (e.code(), e.to_string())
+        (error_code(&e), e.to_string())
     };
     let bad_q = "name:(";
     let (code, text) = err(SearchRequest::new(bad_q).page(0).select("nope"));

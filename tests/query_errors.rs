@@ -3,8 +3,9 @@
 
 mod support;
 
-use cardex::plan::PlanErrorKind;
 use cardex::query::ParseErrorKind;
+use cardex::server::{error_body, error_code, error_status};
+use cardex::PlanErrorKind;
 use cardex::{Error, SearchRequest};
 use support::{catalog, search_error};
 
@@ -106,8 +107,11 @@ fn unknown_field_points_at_it_with_a_suggestion() {
         err.to_string(),
         "unknown field `rarty_code` (did you mean `rarity_code`?)\nprintings:OP01 AND rarty_code:SR\n                   ^^^^^^^^^^"
     );
-    assert_eq!((err.status(), err.code()), (400, "invalid_query"));
-    let body = err.to_body();
+    assert_eq!(
+        (error_status(&err), error_code(&err)),
+        (400, "invalid_query")
+    );
+    let body = error_body(&err);
     assert_eq!(
         (
             body["error"]["details"]["position"].as_u64(),

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use cardex::generate::Rng;
 use cardex::import::pokemon_tcg::{import, Options};
 use cardex::query::parse;
+use cardex::server::error_code;
 use cardex::{Catalog, Engine, SearchRequest};
 use serde_json::Value as Json;
 use support::oracle::{self, Records};
@@ -129,7 +130,7 @@ fn tally(real: &Real, key: impl Fn(&Json) -> Vec<String>) -> BTreeMap<String, u6
 }
 
 fn folded(s: &str) -> String {
-    cardex::text::fold(s).into_owned()
+    cardex::query::fold(s).into_owned()
 }
 
 fn strings(v: Option<&Json>) -> Vec<String> {
@@ -273,7 +274,7 @@ fn name_words() {
     let Some(real) = real() else { return };
     let words = tally(real, |c| {
         let name = folded(c["name"].as_str().unwrap_or(""));
-        cardex::text::words(&name).map(str::to_string).collect()
+        cardex::query::words(&name).map(str::to_string).collect()
     });
     assert!(words.len() > 2000);
     // Every 7th word, a deterministic sample of a few hundred.
@@ -409,7 +410,7 @@ fn term(rng: &mut Rng, real: &Real) -> String {
             let name = folded(card["name"].as_str().unwrap_or(""));
             pick(
                 rng,
-                cardex::text::words(&name).map(str::to_string).collect(),
+                cardex::query::words(&name).map(str::to_string).collect(),
             )
             .map(|w| format!("name:{}", quote(&w)))
         }
@@ -426,7 +427,7 @@ fn term(rng: &mut Rng, real: &Real) -> String {
         8 => Some(format!("hp>={}", 10 * rng.below(35))),
         9 => card.get("artist").and_then(Json::as_str).map(|a| {
             let a = folded(a);
-            let w: Vec<&str> = cardex::text::words(&a).collect();
+            let w: Vec<&str> = cardex::query::words(&a).collect();
             format!("artist:{}", w.first().copied().unwrap_or("x"))
         }),
         10 => Some(format!(
@@ -713,15 +714,11 @@ fn pokemon_tcg_api_parameters() {
     let page = pokemon(real).search(&req).unwrap();
     assert_eq!((page.page(), page.page_size(), page.count()), (2, 25, 25));
     assert_eq!(
-        SearchRequest::from_params([("name", "pikachu")])
-            .unwrap_err()
-            .code(),
+        error_code(&SearchRequest::from_params([("name", "pikachu")]).unwrap_err()),
         "unknown_parameter"
     );
     assert_eq!(
-        SearchRequest::from_params([("pageSize", "250")])
-            .unwrap_err()
-            .code(),
+        error_code(&SearchRequest::from_params([("pageSize", "250")]).unwrap_err()),
         "invalid_parameter"
     );
 }
@@ -788,7 +785,7 @@ fn pokemon_tcg_api_differences() {
     let err = catalog
         .search(&SearchRequest::new("set.id:sv1"))
         .unwrap_err();
-    assert_eq!(err.code(), "invalid_query");
+    assert_eq!(error_code(&err), "invalid_query");
     assert!(err.to_string().contains("unknown field `set.id`"), "{err}");
     assert!(
         err.to_string().contains("(did you mean `expansion.id`?)"),

@@ -210,16 +210,7 @@ fn fingerprint(engine: &Engine) -> String {
             for id in 0..collection.len() as u32 {
                 writeln!(out, "{}", collection.doc(id)).unwrap();
             }
-            for (_, field) in collection.index().fields() {
-                write!(out, "{} {:?}", field.path(), field.exists()).unwrap();
-                for (term, postings) in field.terms().iter() {
-                    write!(out, " {term}={postings:?}").unwrap();
-                }
-                for (n, postings) in field.numbers().iter().chain(field.numeric_strings().iter()) {
-                    write!(out, " {n}={postings:?}").unwrap();
-                }
-                out.push('\n');
-            }
+            out.push_str(&collection.index_dump());
         }
     }
     out

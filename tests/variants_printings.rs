@@ -3,6 +3,7 @@
 
 mod support;
 
+use cardex::server::error_status;
 use cardex::{ItemRequest, SearchRequest};
 use support::{catalog, ids, json};
 
@@ -208,7 +209,7 @@ fn cards_of_an_expansion_include_its_reprints() {
         .expansion_cards("OP99", &SearchRequest::new(""))
         .unwrap_err();
     assert_eq!(
-        (err.status(), err.to_string().as_str()),
+        (error_status(&err), err.to_string().as_str()),
         (404, "no expansion with id `OP99`")
     );
 }

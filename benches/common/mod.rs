@@ -8,9 +8,20 @@ use std::sync::OnceLock;
 use cardex::generate::{write_snapshot, Options};
 use cardex::Engine;
 
+/// The repository root: the manifest folder of `cardex`, or two folders above that of
+/// the `cardex-peers` member (`benches/peers/`), which includes this module too.
+pub fn repo_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if env!("CARGO_PKG_NAME") == "cardex" {
+        manifest
+    } else {
+        manifest.join("../..")
+    }
+}
+
 /// The bundled snapshot.
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data")
+    repo_root().join("data")
 }
 
 /// The generated sizes to bench, from `CARDEX_BENCH_SIZES` (comma list, e.g. `100000`),
@@ -38,7 +49,7 @@ pub fn label(n: usize) -> String {
 
 /// The folder of a generated snapshot of `n` cards (seed 7), written on first use.
 pub fn generated(n: usize) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let dir = repo_root()
         .join("target/bench-data")
         .join(format!("tcg-{n}"));
     let done = dir.join(".complete");
@@ -107,9 +118,7 @@ pub fn generated_engine(n: usize) -> &'static Engine {
 pub fn real_data() -> Option<PathBuf> {
     let src = std::env::var_os("CARDEX_POKEMON_TCG_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/pokemon-tcg-data")
-        });
+        .unwrap_or_else(|| repo_root().join("../shared/data/pokemon-tcg-data"));
     if !src.join("sets/en.json").is_file() {
         eprintln!(
             "skipped: the Pokémon TCG data set is not at {}",
@@ -117,7 +126,7 @@ pub fn real_data() -> Option<PathBuf> {
         );
         return None;
     }
-    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/pokemon-tcg");
+    let out = repo_root().join("target/bench-data/pokemon-tcg");
     if !out.join(".complete").exists() {
         let options = cardex::import::pokemon_tcg::Options {
             force: true,

@@ -15,11 +15,12 @@ use std::path::{Path, PathBuf};
 use roaring::RoaringBitmap;
 
 use crate::error::{NotFound, ParameterError, Result};
-use crate::index::{snake_case, suggest, Postings};
+use crate::index::Postings;
 use crate::json::write::Include;
 use crate::load::{self, LoadError};
 use crate::plan::Plan;
 use crate::query;
+use crate::schema::{FieldError, FieldErrorKind, Schema};
 use crate::store::{render_record, sorted_page, Collection, OrderKey, Select};
 use crate::text::fold;
 
@@ -125,20 +126,12 @@ impl Catalog {
     fn new(loaded: load::LoadedCatalog) -> Catalog {
         let mut languages: Vec<String> = [&loaded.cards, &loaded.expansions]
             .iter()
-            .filter_map(|c| {
-                c.index()
-                    .lookup("language_code")
-                    .map(|id| c.index().field(id))
-            })
-            .flat_map(|f| f.terms().iter().map(|(term, _)| term.to_string()))
+            .flat_map(|c| c.keyword_values("language_code"))
             .collect();
         languages.sort();
         languages.dedup();
         let scope = |c: &Collection, lang: &str| {
-            let index = c.index();
-            index
-                .lookup("language_code")
-                .and_then(|id| index.field(id).terms().get(lang))
+            c.holding("language_code", lang)
                 .map(|p| p.to_bitmap().into_owned())
                 .unwrap_or_default()
         };
@@ -283,10 +276,9 @@ impl Catalog {
     /// ```
     pub fn expansion_cards(&self, id: &str, req: &SearchRequest<'_>) -> Result<Page> {
         let id = self.expansions.record_id(self.expansion_record(id)?);
-        let index = self.cards.index();
-        let printed = index
-            .lookup("printings")
-            .and_then(|f| index.field(f).terms().get(&fold(&id)))
+        let printed = self
+            .cards
+            .holding("printings", &fold(&id))
             .unwrap_or(Postings::Ids(&[]));
         self.list(Target::Cards, req, Some(printed))
     }
@@ -307,7 +299,7 @@ impl Catalog {
     ///     r#"{"data":{"id":"OP01-120","name":"Shanks","rarity_code":"SEC"}}"#
     /// );
     /// let err = onepiece.card("OP99-999", &req).unwrap_err();
-    /// assert_eq!((err.status(), err.code()), (404, "not_found"));
+    /// assert!(matches!(err, cardex::Error::NotFound(cardex::NotFound::Card { ref id }) if id == "OP99-999"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn card(&self, id: &str, req: &ItemRequest<'_>) -> Result<Item> {
@@ -461,7 +453,7 @@ fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<Or
     let Some(text) = order_by.filter(|t| !t.trim().is_empty()) else {
         return Ok(Vec::new());
     };
-    let index = collection.index();
+    let schema = collection.schema();
     text.split(',')
         .map(|item| {
             let item = item.trim();
@@ -475,14 +467,10 @@ fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<Or
                     bad("each key is a field name, `-` before it for descending".into()).into(),
                 );
             }
-            let field = index.resolve(name).filter(|&f| index.field(f).has_values());
-            match field {
-                Some(field) => Ok(OrderKey { field, descending }),
-                None => {
-                    let hint = index
-                        .suggest(name)
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
+            match schema.value_field(name) {
+                Ok(field) => Ok(OrderKey { field, descending }),
+                Err(e) => {
+                    let hint = did_you_mean(e.suggestion);
                     Err(bad(format!("no record has a value at `{name}`{hint}")).into())
                 }
             }
@@ -495,39 +483,38 @@ fn parse_select(collection: &Collection, select: Option<&str>) -> Result<Option<
     let Some(text) = select.filter(|t| !t.trim().is_empty()) else {
         return Ok(None);
     };
-    let index = collection.index();
-    let top_level = || {
-        index
-            .fields()
-            .map(|(_, f)| f.path())
-            .filter(|p| !p.contains('.'))
-    };
+    let schema = collection.schema();
     let mut keys = Vec::new();
     for name in text.split(',').map(str::trim) {
         let bad = |reason: String| ParameterError::invalid("select", text, reason);
         if name.is_empty() {
             return Err(bad("list top-level field names separated by commas".into()).into());
         }
-        if name.contains('.') {
-            return Err(bad(format!(
-                "`{name}` is not a top-level field; select takes top-level fields only"
-            ))
-            .into());
-        }
-        let found = [name.to_string(), snake_case(name)]
-            .into_iter()
-            .find(|n| top_level().any(|p| p == n));
-        match found {
-            Some(key) => keys.push(key),
-            None => {
-                let hint = suggest(name, top_level())
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
+        match schema.top_level_field(name) {
+            Ok(key) => keys.push(key),
+            Err(FieldError {
+                kind: FieldErrorKind::NotTopLevel,
+                ..
+            }) => {
+                return Err(bad(format!(
+                    "`{name}` is not a top-level field; select takes top-level fields only"
+                ))
+                .into());
+            }
+            Err(e) => {
+                let hint = did_you_mean(e.suggestion);
                 return Err(bad(format!("no record has a top-level field `{name}`{hint}")).into());
             }
         }
     }
     Ok(Some(Select::new(keys)))
+}
+
+/// ` (did you mean `x`?)` after a refused name, or nothing.
+fn did_you_mean(suggestion: Option<String>) -> String {
+    suggestion
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
 }
 
 /// `include=prices,pop_reports` (cards only).
@@ -546,17 +533,13 @@ fn parse_include(target: Target, include: Option<&str>) -> Result<Include> {
     text.split(',')
         .map(str::trim)
         .try_fold(Include::NONE, |acc, part| {
-            let part_set = match snake_case(part).as_str() {
-                "prices" => Include::PRICES,
-                "pop_reports" => Include::POP_REPORTS,
-                _ => {
-                    return Err(ParameterError::invalid(
-                        "include",
-                        text,
-                        "the parts are `prices` and `pop_reports`",
-                    )
-                    .into());
-                }
+            let Some(part_set) = Schema::optional_part(part) else {
+                return Err(ParameterError::invalid(
+                    "include",
+                    text,
+                    "the parts are `prices` and `pop_reports`",
+                )
+                .into());
             };
             Ok(acc.union(part_set))
         })

@@ -33,10 +33,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::value::RawValue;
 
 use super::{records_file, ImportError, ImportErrorKind, Progress, SnapshotWriter};
-use crate::index::{snake_case, FxHashMap};
+use crate::fxhash::FxHashMap;
 use crate::json::transcode::{Kind, Transcoder};
 use crate::json::walk::string_value;
 use crate::json::write::write_str;
+use crate::naming::snake_case;
 use crate::par;
 
 /// Import options.

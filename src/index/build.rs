@@ -20,11 +20,11 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::fields::{field_kind, FieldKind};
-use super::hash::{same_bytes, NumSlots, SortedStrs, StrSlots};
+use super::slots::{same_bytes, NumSlots, SortedStrs, StrSlots};
 use super::vocab::{bitmap_of_bits, bitmap_of_sorted, number_key, NumVocabBuilder, VocabBuilder};
 use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
+use crate::naming::{field_kind, FieldKind};
 use crate::par;
 use crate::text::{fold_into, whole_number, word_spans};
 

@@ -18,21 +18,19 @@
 //! assigned in default order, so the first page of any result is its first set bits.
 
 mod build;
-mod fields;
-pub(crate) mod hash;
+mod slots;
 mod vocab;
 
+pub use crate::naming::FieldKind;
 pub(crate) use build::build;
-pub(crate) use fields::suggest;
-pub use fields::{field_kind, snake_case, FieldKind};
 pub(crate) use vocab::VocabBuilder;
-pub use vocab::{NumVocab, Postings, Vocab, SMALL_POSTINGS};
+pub use vocab::{NumVocab, Postings, Vocab};
 
 use std::sync::OnceLock;
 
 use roaring::RoaringBitmap;
 
-pub(crate) use hash::{FxHashMap, FxHasher};
+use crate::fxhash::FxHashMap;
 
 /// The number of a field in its [`Index`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -205,45 +203,6 @@ impl Index {
         self.by_path.get(path).copied()
     }
 
-    /// The field a query names: the path as written, else its snake_case spelling
-    /// (camelCase aliases, contract section 3).
-    pub fn resolve(&self, typed: &str) -> Option<FieldId> {
-        self.lookup(typed).or_else(|| {
-            let snake = snake_case(typed);
-            (snake != typed).then(|| self.lookup(&snake)).flatten()
-        })
-    }
-
-    /// The known path closest to a misspelt one, for "did you mean". A path under `set.`
-    /// (the Pokémon TCG API's name for what the service calls the expansion) that is not
-    /// close to any field is also tried under `expansion.`, so `set.id` suggests
-    /// `expansion.id`.
-    pub fn suggest(&self, typed: &str) -> Option<&str> {
-        let known = || {
-            self.fields
-                .iter()
-                .filter(|f| f.has_values())
-                .map(|f| f.path())
-        };
-        suggest(typed, known()).or_else(|| {
-            let rest = typed.strip_prefix("set.")?;
-            suggest(&format!("expansion.{rest}"), known())
-        })
-    }
-
-    /// The paths directly under `path` that hold values (for the error on an object field).
-    pub fn children_of(&self, path: &str) -> Vec<&str> {
-        self.fields
-            .iter()
-            .map(|f| f.path())
-            .filter(|p| {
-                p.strip_prefix(path)
-                    .and_then(|rest| rest.strip_prefix('.'))
-                    .is_some_and(|rest| !rest.contains('.'))
-            })
-            .collect()
-    }
-
     /// Bytes held on the heap, for memory reports.
     pub fn heap_bytes(&self) -> usize {
         self.fields.iter().map(Field::heap_bytes).sum::<usize>()
@@ -290,20 +249,6 @@ mod tests {
             idx.lookup("x").is_none(),
             "a field that only holds null is not a field"
         );
-        assert_eq!(idx.resolve("convertedEnergyCost"), None);
-        assert_eq!(
-            idx.resolve("attacks.convertedEnergyCost"),
-            idx.lookup("attacks.converted_energy_cost")
-        );
-        assert_eq!(
-            idx.children_of("attacks"),
-            [
-                "attacks.converted_energy_cost",
-                "attacks.cost",
-                "attacks.name"
-            ]
-        );
-        assert_eq!(idx.suggest("rarty"), Some("rarity"));
     }
 
     #[test]

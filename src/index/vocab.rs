@@ -41,8 +41,8 @@ impl<'a> Postings<'a> {
     }
 
     /// The records as a bitmap (borrowed when it is one).
-    pub fn to_bitmap(&self) -> Cow<'a, RoaringBitmap> {
-        match *self {
+    pub fn to_bitmap(self) -> Cow<'a, RoaringBitmap> {
+        match self {
             Postings::Ids(ids) => {
                 Cow::Owned(RoaringBitmap::from_sorted_iter(ids.iter().copied()).unwrap_or_default())
             }

@@ -24,7 +24,7 @@ use std::hash::Hasher;
 
 use serde::{Deserialize, Serialize};
 
-use crate::index::hash::FxHasher;
+use crate::fxhash::FxHasher;
 
 use crate::engine::Engine;
 use crate::store::Collection;

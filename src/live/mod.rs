@@ -1,9 +1,9 @@
-//! Live updates (issue #6): an engine that reloads its snapshot in the background and
+//! Live updates: an engine that reloads its snapshot in the background and
 //! swaps the new one in atomically, and what changed between the two ([`ReloadReport`],
 //! [`changes`]), from which the webhook events of spec section 6 are made ([`Event`]).
 //!
 //! ```
-//! use cardex::live::LiveEngine;
+//! use cardex::LiveEngine;
 //! let live = LiveEngine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
 //! let before = live.current();
 //! let report = live.reload()?; // the same folder, unchanged
@@ -11,7 +11,7 @@
 //! assert!(report.events(|| unreachable!("no change, no event")).is_empty());
 //! // A search that started before the swap keeps the engine it started with.
 //! assert_eq!(before.catalogs().count(), live.current().catalogs().count());
-//! # Ok::<(), cardex::load::LoadError>(())
+//! # Ok::<(), cardex::LoadError>(())
 //! ```
 //!
 //! A reload reads and validates the whole new snapshot before anything is swapped: a

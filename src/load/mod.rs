@@ -28,10 +28,10 @@ use order::{order_cards, order_expansions};
 pub(crate) use record::Chunk;
 use record::{ChunkOut, Preparer, RecordKind, Str};
 
-use crate::index::FxHashMap;
+use crate::fxhash::FxHashMap;
 use crate::json::scan::skip_whitespace;
 use crate::par;
-use crate::store::Collection;
+use crate::store::{Batch, Collection};
 
 /// A catalog as loaded: its name, its optional `catalog.json`, its expansions and cards.
 #[derive(Debug)]
@@ -77,6 +77,11 @@ impl Gathered {
     fn str(&self, record: &Prepared, s: Str) -> &str {
         self.get(record, s).unwrap_or_default()
     }
+}
+
+/// What the store keeps of a collection's chunks.
+fn batches(chunks: Vec<Chunk>) -> Vec<Batch> {
+    chunks.into_iter().map(Chunk::into_batch).collect()
 }
 
 /// One file to read.
@@ -187,8 +192,8 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
 
     let built = par::map(ordered, |(expansions, cards)| {
         par::join(
-            || Collection::new(expansions.0, expansions.1),
-            || Collection::new(cards.0, cards.1),
+            || Collection::new(batches(expansions.0), expansions.1),
+            || Collection::new(batches(cards.0), cards.1),
         )
     });
     // What the load freed (read buffers, chunk tables, sort keys) goes back to the system

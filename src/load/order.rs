@@ -14,7 +14,7 @@ use super::error::{LoadError, LoadErrorKind};
 use super::{Gathered, Prepared};
 use std::hash::{Hash, Hasher};
 
-use crate::index::{FxHashMap, FxHasher};
+use crate::fxhash::{FxHashMap, FxHasher};
 use crate::par;
 use crate::text::natural_key_into;
 

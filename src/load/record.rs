@@ -13,6 +13,7 @@ use crate::json::scan::same_bytes;
 use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::json::walk::{string_literals, string_value};
 use crate::json::write::Strip;
+use crate::store::{Batch, Place, Placed};
 
 /// Which collection a record belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,13 +48,23 @@ impl ChunkOut {
     }
 }
 
-/// A chunk of prepared records, as the loader keeps it: the records' JSON (which the
-/// store keeps), and their strings and marks (which it reads while building).
+/// A chunk of prepared records, as the loader keeps it: the records' JSON and marks
+/// (which the store keeps), and their strings (which the loader orders and checks by).
 #[derive(Debug)]
 pub(crate) struct Chunk {
     pub text: String,
     pub strings: String,
     pub strips: Vec<Strip>,
+}
+
+impl Chunk {
+    /// What the store keeps of the chunk.
+    pub(crate) fn into_batch(self) -> Batch {
+        Batch {
+            text: self.text,
+            strips: self.strips,
+        }
+    }
 }
 
 /// A string in a chunk's `strings`, or none.
@@ -105,6 +116,17 @@ pub(crate) struct Prepared {
     pub release_date: Str,
     /// The record's marks in the chunk's strips (offsets relative to `start`).
     pub strips: std::ops::Range<u32>,
+}
+
+impl Placed for Prepared {
+    fn place(&self) -> Place {
+        Place {
+            batch: self.chunk,
+            start: self.start,
+            len: self.len,
+            strips: self.strips.clone(),
+        }
+    }
 }
 
 type Result<T> = std::result::Result<T, LoadErrorKind>;

@@ -15,6 +15,7 @@
 //! *Roaring format*, RoaringFormatSpec), which it writes a value at a time into a buffer,
 //! several times faster; [`containers`] reads that form back.
 
+use super::mask::{ids_of_words, page_of_words};
 use crate::index::Postings;
 
 /// The most mask words a union may use per id of its lists.
@@ -160,11 +161,6 @@ impl DenseIds {
         self.len
     }
 
-    /// Whether no id is set.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The mask's size in 64-bit words.
     pub fn words(&self) -> usize {
         self.words.len()
@@ -172,12 +168,12 @@ impl DenseIds {
 
     /// The ids set from position `offset` on, at most `limit` of them.
     pub(super) fn page(&self, offset: u64, limit: usize) -> Vec<u32> {
-        super::exec::page_of_words(&self.words, self.first, self.len, offset, limit)
+        page_of_words(&self.words, self.first, self.len, offset, limit)
     }
 
     /// The ids set, ascending.
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        super::exec::ids_of_words(&self.words, self.first)
+        ids_of_words(&self.words, self.first)
     }
 }
 

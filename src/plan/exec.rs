@@ -20,6 +20,7 @@ use roaring::{MultiOps, RoaringBitmap};
 use smallvec::SmallVec;
 
 use super::dense::DenseIds;
+use super::mask::{ids_of_words, page_of_words};
 use super::{Check, Node, Partition, Plan};
 use crate::index::Postings;
 use crate::json::walk::Scalar;
@@ -69,11 +70,6 @@ impl<'c> Matches<'c> {
             Matches::Ids(ids) => ids.len() as u64,
             Matches::Blocks(blocks) => blocks.iter().map(Postings::len).sum(),
         }
-    }
-
-    /// Whether no record matches.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The records as one set.
@@ -639,11 +635,6 @@ impl RunMask {
         self.words.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 
-    /// Whether no id is set.
-    pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
-    }
-
     /// The ids set from position `offset` on, at most `limit` of them.
     fn page(&self, offset: u64, limit: usize) -> Vec<u32> {
         page_of_words(&self.words, self.first, self.len(), offset, limit)
@@ -653,71 +644,6 @@ impl RunMask {
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         ids_of_words(&self.words, self.first)
     }
-}
-
-/// The ids set in `words` (bit `i % 64` of word `i / 64` is id `first + i`; `len` bits set
-/// in all) from position `offset` on, at most `limit` of them: whole words are skipped by
-/// their counts.
-#[allow(
-    clippy::slow_vector_initialization,
-    reason = "calloc is the slow one here, see below"
-)]
-pub(super) fn page_of_words(
-    words: &[u64],
-    first: u32,
-    len: u64,
-    offset: u64,
-    limit: usize,
-) -> Vec<u32> {
-    let wanted = len.saturating_sub(offset).min(limit as u64) as usize;
-    // Not `vec![0; wanted]`: that is a `calloc`, which glibc serves without its
-    // thread cache and clears itself (about 450 instructions for a page of 100 ids,
-    // against about 90 for `malloc` and a `memset`).
-    let mut out = Vec::with_capacity(wanted);
-    out.resize(wanted, 0);
-    let mut filled = 0;
-    let mut skip = offset;
-    for (&word, base) in words.iter().zip((first..).step_by(64)) {
-        if filled == wanted {
-            break;
-        }
-        let count = u64::from(word.count_ones());
-        if skip >= count {
-            skip -= count;
-            continue;
-        }
-        let mut bits = word;
-        for _ in 0..skip {
-            bits &= bits - 1;
-        }
-        let take = ((count - skip) as usize).min(wanted - filled);
-        skip = 0;
-        // Exactly `take` bits are left in `bits`, so the slice bounds the loop.
-        for slot in &mut out[filled..filled + take] {
-            *slot = base + bits.trailing_zeros();
-            bits &= bits - 1;
-        }
-        filled += take;
-    }
-    debug_assert_eq!(filled, wanted, "every slot of the page is written");
-    out
-}
-
-/// The ids set in `words` (as for [`page_of_words`]), ascending.
-pub(super) fn ids_of_words(words: &[u64], first: u32) -> impl Iterator<Item = u32> + '_ {
-    words
-        .iter()
-        .zip((first..).step_by(64))
-        .flat_map(|(&word, base)| {
-            let mut bits = word;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let id = base + bits.trailing_zeros();
-                    bits &= bits - 1;
-                    id
-                })
-            })
-        })
 }
 
 /// Bit `j` set where `chunk[j] == value` (at most 64 values): four values at a time, as

@@ -18,17 +18,18 @@ mod dense;
 mod error;
 mod exec;
 mod explain;
+mod mask;
 mod normalize;
 
-pub use dense::DenseIds;
 pub use error::{PlanError, PlanErrorKind};
-pub use exec::{Matches, RunMask};
+pub use exec::Matches;
 
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
 use crate::index::{Field, FieldId, FieldKind, Index, Postings};
 use crate::query::{Bound, Expr, Mode, Query, Span, Term, Test, Value};
+use crate::schema::{FieldErrorKind, Schema};
 use crate::store::Collection;
 use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, Pattern};
 
@@ -233,31 +234,25 @@ impl<'c> Resolver<'c> {
             Some(f) => (&*f.value, f.span, false),
             None => ("name", term.span, true),
         };
-        let Some(id) = self.index.resolve(typed) else {
-            let kind = PlanErrorKind::UnknownField {
-                field: typed.to_string(),
-                suggestion: if bare {
-                    None
-                } else {
-                    self.index.suggest(typed).map(str::to_string)
+        let id = Schema::new(self.index).value_field(typed).map_err(|e| {
+            let kind = match e.kind {
+                FieldErrorKind::Object { children } => PlanErrorKind::ObjectField {
+                    field: typed.to_string(),
+                    children,
                 },
-                bare,
+                FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => {
+                    PlanErrorKind::UnknownField {
+                        field: typed.to_string(),
+                        // A bare value searches `name`: suggesting a field for it would
+                        // mislead.
+                        suggestion: if bare { None } else { e.suggestion },
+                        bare,
+                    }
+                }
             };
-            return Err(self.error(kind, span));
-        };
+            self.error(kind, span)
+        })?;
         let field = self.index.field(id);
-        if !field.has_values() {
-            let kind = PlanErrorKind::ObjectField {
-                field: typed.to_string(),
-                children: self
-                    .index
-                    .children_of(field.path())
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-            };
-            return Err(self.error(kind, span));
-        }
         let leaf = Leaf { id, field, typed };
         match &term.test {
             Test::Value(value) => self.value(&leaf, value, term.mode),

@@ -69,6 +69,10 @@ mod display;
 mod error;
 mod parser;
 
+/// The rules values are matched by, the same for the index and the query: folding (NFKC,
+/// lower case, accents removed but kana voicing kept, plain quotes), words (letter and
+/// digit runs, split at CJK boundaries), and the words of a wildcard value.
+pub use crate::text::{fold, is_all_cjk, pattern_words, words, Words};
 pub use ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 pub use error::{Diagnostic, Found, ParseError, ParseErrorKind};
 pub(crate) use parser::parse_with_max_len;

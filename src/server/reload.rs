@@ -224,9 +224,9 @@ fn log_events(events: &[Event], enqueued: Option<usize>) {
 /// # Errors
 ///
 /// The outbox's or the marks file's, naming it.
-pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Result<(), String> {
+pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> std::io::Result<()> {
     let current = service.engine().marks();
-    if let Some(saved) = dispatcher.saved_marks().map_err(|e| e.to_string())? {
+    if let Some(saved) = dispatcher.saved_marks()? {
         let changes = saved.changes(&current);
         let events = crate::live::events(&changes, new_event_id);
         if !events.is_empty() {
@@ -237,13 +237,11 @@ pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Result<(),
                     events.len()
                 ),
             );
-            let enqueued = dispatcher
-                .publish(&events)
-                .map_err(|e| format!("webhook outbox: {e}"))?;
+            let enqueued = dispatcher.publish(&events)?;
             log_events(&events, Some(enqueued));
         }
     }
     dispatcher
         .save_marks(&current)
-        .map_err(|e| format!("cannot save the marks: {e}"))
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot save the marks beside it: {e}")))
 }

@@ -14,12 +14,40 @@ use roaring::RoaringBitmap;
 
 use std::sync::OnceLock;
 
-use crate::index::{self, FieldId, Index, Vocab, VocabBuilder};
+use crate::index::{self, FieldId, Index, Postings, Vocab, VocabBuilder};
 use crate::json::walk::{values_at, Scalar};
 use crate::json::write::Strip;
-use crate::load::{Chunk, Prepared};
 use crate::par;
+use crate::schema::{FieldInfo, Schema};
 use crate::text::fold;
+
+/// A buffer of records' served JSON and their marks, as the loader hands it to
+/// [`Collection::new`].
+#[derive(Debug)]
+pub(crate) struct Batch {
+    /// The records' JSON, one after the other.
+    pub text: String,
+    /// The records' marks, with offsets relative to their record's start.
+    pub strips: Vec<Strip>,
+}
+
+/// Where one record handed to [`Collection::new`] is in its batch.
+#[derive(Debug, Clone)]
+pub(crate) struct Place {
+    /// The batch's number.
+    pub batch: u32,
+    /// The record's JSON: `len` bytes from `start` in the batch's text.
+    pub start: u32,
+    pub len: u32,
+    /// The record's marks in the batch's strips.
+    pub strips: std::ops::Range<u32>,
+}
+
+/// A record as the loader holds it, which knows its [`Place`].
+pub(crate) trait Placed {
+    /// Where the record is.
+    fn place(&self) -> Place;
+}
 
 /// Where a record's JSON is: a buffer and a byte range in it.
 #[derive(Debug, Clone, Copy)]
@@ -60,28 +88,32 @@ pub struct Collection {
 
 impl Collection {
     /// Builds the store from records already in default order, whose data is in
-    /// `chunks`.
-    pub(crate) fn new(chunks: Vec<Chunk>, records: Vec<Prepared>) -> Collection {
+    /// `batches`.
+    pub(crate) fn new<R: Placed + Sync>(batches: Vec<Batch>, records: Vec<R>) -> Collection {
         let n = records.len();
         let mut strip_starts = Vec::new();
         let mut strips = Vec::new();
-        if chunks.iter().any(|c| !c.strips.is_empty()) {
+        if batches.iter().any(|b| !b.strips.is_empty()) {
             strip_starts.reserve(n + 1);
             strip_starts.push(0);
             for record in &records {
-                let chunk = &chunks[record.chunk as usize].strips;
+                let place = record.place();
+                let batch = &batches[place.batch as usize].strips;
                 strips.extend_from_slice(
-                    &chunk[record.strips.start as usize..record.strips.end as usize],
+                    &batch[place.strips.start as usize..place.strips.end as usize],
                 );
                 strip_starts.push(strips.len() as u32);
             }
         }
-        let docs = par::map_slice(&records, |record| DocRef {
-            buffer: record.chunk,
-            start: record.start,
-            len: record.len,
+        let docs = par::map_slice(&records, |record| {
+            let place = record.place();
+            DocRef {
+                buffer: place.batch,
+                start: place.start,
+                len: place.len,
+            }
         });
-        let buffers: Vec<String> = chunks.into_iter().map(|c| c.text).collect();
+        let buffers: Vec<String> = batches.into_iter().map(|b| b.text).collect();
         let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
         let index = index::build(&texts);
         // Dropped after the index is built, not before: freeing a large block makes glibc
@@ -123,8 +155,45 @@ impl Collection {
     }
 
     /// The index over the records.
-    pub fn index(&self) -> &Index {
+    pub(crate) fn index(&self) -> &Index {
         &self.index
+    }
+
+    /// The fields of the records, as requests name them.
+    pub(crate) fn schema(&self) -> Schema<'_> {
+        Schema::new(&self.index)
+    }
+
+    /// Every field that occurs in the records, by path: what `q`, `order_by` and `select`
+    /// can name.
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let cards = engine.catalog("onepiece").unwrap().cards();
+    /// let rarity = cards.fields().find(|f| f.path == "rarity_code").unwrap();
+    /// assert_eq!(rarity.kind, cardex::FieldKind::Keyword);
+    /// assert!(rarity.holds_values && rarity.records as usize == cards.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fields(&self) -> impl Iterator<Item = FieldInfo<'_>> + '_ {
+        self.schema().fields()
+    }
+
+    /// The records holding the folded value `folded` at the keyword field `path`, if any.
+    pub(crate) fn holding(&self, path: &str, folded: &str) -> Option<Postings<'_>> {
+        let field = self.index.lookup(path)?;
+        self.index.field(field).terms().get(folded)
+    }
+
+    /// The distinct folded values at the keyword field `path`, in order.
+    pub(crate) fn keyword_values(&self, path: &str) -> Vec<String> {
+        self.index
+            .lookup(path)
+            .map(|f| {
+                let terms = self.index.field(f).terms();
+                terms.iter().map(|(term, _)| term.to_string()).collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The served JSON of record `id` (with every optional part).
@@ -216,6 +285,26 @@ impl Collection {
             }
             vocab.finish()
         })
+    }
+
+    /// Every field's index as text, one line a field: its path, its records, and every
+    /// folded value and number with their records. Two loads of the same records give the
+    /// same text; the tests compare loads by it. Not an API.
+    #[doc(hidden)]
+    pub fn index_dump(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        for (_, field) in self.index.fields() {
+            let _ = write!(out, "{} {:?}", field.path(), field.exists());
+            for (term, postings) in field.terms().iter() {
+                let _ = write!(out, " {term}={postings:?}");
+            }
+            for (n, postings) in field.numbers().iter().chain(field.numeric_strings().iter()) {
+                let _ = write!(out, " {n}={postings:?}");
+            }
+            out.push('\n');
+        }
+        out
     }
 
     pub(crate) fn sort_columns(&self) -> &SortColumns {

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use roaring::RoaringBitmap;
 
 use super::Collection;
+use crate::fxhash::FxHashMap;
 use crate::index::FieldId;
-use crate::index::FxHashMap;
 use crate::json::walk::Scalar;
 use crate::par;
 use crate::text::{natural_key, NaturalKey};

@@ -11,7 +11,7 @@
 //!    U+3099 and U+309A, then NFC (so `é` → `e`, but `ド` stays `ド`).
 //!
 //! ```
-//! use cardex::text::{fold, words};
+//! use cardex::query::{fold, words};
 //! assert_eq!(fold("Flabébé"), "flabebe");
 //! assert_eq!(fold("Professor’s RESEARCH"), "professor's research");
 //! assert_eq!(fold("ﾘｻﾞｰﾄﾞﾝ"), "リザードン");
@@ -22,7 +22,7 @@
 mod natural;
 mod pattern;
 
-pub use natural::{natural_cmp, natural_key, natural_key_into, NaturalKey};
+pub use natural::{natural_key, natural_key_into, NaturalKey};
 pub use pattern::Pattern;
 
 use std::borrow::Cow;
@@ -36,8 +36,8 @@ const KANA_VOICING: [char; 2] = ['\u{3099}', '\u{309A}'];
 /// docs). ASCII input takes a fast path and is only lower-cased.
 ///
 /// ```
-/// assert_eq!(cardex::text::fold("Pokémon"), "pokemon");
-/// assert_eq!(cardex::text::fold("ＳＶ１"), "sv1");
+/// assert_eq!(cardex::query::fold("Pokémon"), "pokemon");
+/// assert_eq!(cardex::query::fold("ＳＶ１"), "sv1");
 /// ```
 pub fn fold(s: &str) -> Cow<'_, str> {
     if s.is_ascii() {
@@ -167,7 +167,7 @@ fn is_word_char(c: char) -> bool {
 /// between CJK and other characters also ends a word.
 ///
 /// ```
-/// let w: Vec<&str> = cardex::text::words("boss's orders (ghetsis)").collect();
+/// let w: Vec<&str> = cardex::query::words("boss's orders (ghetsis)").collect();
 /// assert_eq!(w, ["boss", "s", "orders", "ghetsis"]);
 /// ```
 pub fn words(folded: &str) -> Words<'_> {
@@ -319,11 +319,6 @@ pub fn is_all_cjk(word: &str) -> bool {
 /// Parses a string that is a whole number (`"120"`, `"-5"`, `"+7"`), as used by the
 /// numeric rule of contract section 3. Surrounding spaces, decimals and exponents are not
 /// whole numbers.
-///
-/// ```
-/// assert_eq!(cardex::text::whole_number("120"), Some(120.0));
-/// assert_eq!(cardex::text::whole_number("10+"), None);
-/// ```
 pub fn whole_number(s: &str) -> Option<f64> {
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
     if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -501,5 +496,11 @@ mod tests {
         assert_eq!(display_width("リザ"), 4);
         assert_eq!(display_width("e\u{301}"), 1);
         assert_eq!(display_width("🐻"), 2);
+    }
+
+    #[test]
+    fn whole_numbers_are_digits_with_a_sign() {
+        assert_eq!(whole_number("120"), Some(120.0));
+        assert_eq!(whole_number("10+"), None);
     }
 }

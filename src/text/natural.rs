@@ -1,7 +1,5 @@
 //! Natural order (contract section 2): `2` < `10` < `10a` < `TG05`.
 
-use std::cmp::Ordering;
-
 /// Tag bytes of the key encoding. The end of a string sorts before any run, and a digit
 /// run before any other run.
 const END: u8 = 0x00;
@@ -13,25 +11,11 @@ const OTHER: u8 = 0x02;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct NaturalKey(Box<[u8]>);
 
-impl NaturalKey {
-    /// The encoded bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
 /// Builds the natural-order key of `s` (folded first, as the contract says).
 ///
 /// Runs of ASCII digits compare by numeric value (equal values: the shorter run first),
 /// other runs by code point, a digit run before another run, and a string that runs out
 /// first comes first.
-///
-/// ```
-/// use cardex::text::natural_key;
-/// let mut v = ["TG05", "10a", "2", "10", "1"];
-/// v.sort_by_key(|s| natural_key(s));
-/// assert_eq!(v, ["1", "2", "10", "10a", "TG05"]);
-/// ```
 pub fn natural_key(s: &str) -> NaturalKey {
     let mut key = Vec::with_capacity(s.len() + 8);
     natural_key_into(s, &mut key);
@@ -76,18 +60,15 @@ pub fn natural_key_into(s: &str, key: &mut Vec<u8>) {
 }
 
 /// Compares two strings in natural order (see [`natural_key`]).
-///
-/// ```
-/// use std::cmp::Ordering;
-/// assert_eq!(cardex::text::natural_cmp("OP01-002", "op01-010"), Ordering::Less);
-/// ```
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+#[cfg(test)]
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     natural_key(a).cmp(&natural_key(b))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Ordering;
 
     fn sorted(mut v: Vec<&str>) -> Vec<&str> {
         v.sort_by_key(|s| natural_key(s));
@@ -133,5 +114,17 @@ mod tests {
         let a = "9".repeat(40);
         let b = format!("1{}", "0".repeat(40));
         assert_eq!(natural_cmp(&a, &b), Ordering::Less);
+    }
+
+    #[test]
+    fn natural_keys_sort_digit_runs_by_value() {
+        let mut v = ["TG05", "10a", "2", "10", "1"];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(v, ["1", "2", "10", "10a", "TG05"]);
+    }
+
+    #[test]
+    fn natural_cmp_orders_ids_naturally() {
+        assert_eq!(natural_cmp("OP01-002", "op01-010"), Ordering::Less);
     }
 }

@@ -1,14 +1,6 @@
 //! Wildcard patterns: `*` matches any run of characters (also none), `?` exactly one.
 
 /// A folded wildcard pattern, matched against whole folded values or single words.
-///
-/// ```
-/// use cardex::text::Pattern;
-/// let p = Pattern::new("char*der");
-/// assert!(p.matches("charmander"));
-/// assert!(!p.matches("charizard"));
-/// assert_eq!(p.literal_prefix(), "char");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {
     chars: Vec<char>,
@@ -45,6 +37,7 @@ impl Pattern {
     }
 
     /// The byte length of [`Pattern::literal_prefix`] in the folded source.
+    #[cfg(test)]
     pub fn literal_prefix_len(&self) -> usize {
         self.prefix_len
     }
@@ -101,5 +94,13 @@ mod tests {
         assert_eq!(Pattern::new("char*der").literal_prefix(), "char");
         assert_eq!(Pattern::new("*x").literal_prefix(), "");
         assert_eq!(Pattern::new("ab?").literal_prefix_len(), 2);
+    }
+
+    #[test]
+    fn a_pattern_matches_and_has_a_literal_prefix() {
+        let p = Pattern::new("char*der");
+        assert!(p.matches("charmander"));
+        assert!(!p.matches("charizard"));
+        assert_eq!(p.literal_prefix(), "char");
     }
 }

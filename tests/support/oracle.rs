@@ -2,15 +2,15 @@
 //! contract alone, as the reference the engine is checked against.
 //!
 //! It walks each record for each query: no index, no plan. It shares only the folding,
-//! word and field-kind rules with the engine (`cardex::text`, `cardex::index::field_kind`,
+//! word and field-kind rules with the engine (`cardex::query::fold` and `words`, `cardex::field_kind`,
 //! unit-tested on their own); matching, phrases, wildcards, numbers, the printings and
 //! translation rules and the default order are written again here.
 
 use std::cmp::Ordering;
 
-use cardex::index::{field_kind, snake_case, FieldKind};
+use cardex::query::{fold, is_all_cjk, pattern_words, words};
 use cardex::query::{Bound, Expr, Mode, Term, Test, Value};
-use cardex::text::{fold, is_all_cjk, pattern_words, words};
+use cardex::{field_kind, snake_case, FieldKind};
 use serde_json::Value as Json;
 
 /// A collection of records as the contract says they are served: printings computed for

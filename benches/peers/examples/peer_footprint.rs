@@ -1,14 +1,14 @@
-//! Loads one engine of `benches/peers.rs` over a snapshot, in a process of its own, and
+//! Loads one engine of the peers bench over a snapshot, in a process of its own, and
 //! reports its load time and resident memory (Linux), against the snapshot's compact JSON:
-//! the "load" and "memory" columns of BENCHMARKS.md for issue #4.
+//! the "load" and "memory" columns of BENCHMARKS.md.
 //!
 //! ```sh
-//! cargo run --release --example peer_footprint -- cardex  target/bench-data/tcg-1000000
-//! cargo run --release --example peer_footprint -- tantivy target/bench-data/tcg-1000000
-//! cargo run --release --example peer_footprint -- sqlite  target/bench-data/tcg-1000000
-//! cargo run --release --example peer_footprint -- scan    target/bench-data/tcg-1000000
-//! cargo run --release --example peer_footprint -- serde   target/bench-data/tcg-1000000
-//! cargo run --release --example peer_footprint -- serde-parallel target/bench-data/tcg-1000000
+//! cargo run --release -p cardex-peers --example peer_footprint -- cardex  target/bench-data/tcg-1000000
+//! cargo run --release -p cardex-peers --example peer_footprint -- tantivy target/bench-data/tcg-1000000
+//! cargo run --release -p cardex-peers --example peer_footprint -- sqlite  target/bench-data/tcg-1000000
+//! cargo run --release -p cardex-peers --example peer_footprint -- scan    target/bench-data/tcg-1000000
+//! cargo run --release -p cardex-peers --example peer_footprint -- serde   target/bench-data/tcg-1000000
+//! cargo run --release -p cardex-peers --example peer_footprint -- serde-parallel target/bench-data/tcg-1000000
 //! ```
 //!
 //! `serde` and `serde-parallel` are not engines but a yardstick for the machine: the least
@@ -20,13 +20,10 @@
 //! building its tables or index; the parsed structs are dropped afterwards, except by the
 //! scan, which is them.
 
-#[path = "../benches/peer_engines/mod.rs"]
-mod peer_engines;
-
 use std::path::PathBuf;
 use std::time::Instant;
 
-use peer_engines::{read_cards, resident_bytes, scan::Scan, sqlite::Sqlite, tantivy_peer::Tantivy};
+use cardex_peers::{read_cards, resident_bytes, scan::Scan, sqlite::Sqlite, tantivy_peer::Tantivy};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,5 +1,6 @@
-//! Field names: which paths are keyword fields and which are text fields (contract
-//! section 3), camelCase aliases, and "did you mean" suggestions.
+//! The rules for field names, shared by the index, the schema step and the importers:
+//! which paths are keyword fields and which are text fields, the snake_case spelling of
+//! a camelCase name, and "did you mean" suggestions.
 
 /// How string values of a field are matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,7 +39,7 @@ const KEYWORD_SEGMENTS: [&str; 19] = [
 /// keyword field; everything else is text.
 ///
 /// ```
-/// use cardex::index::{field_kind, FieldKind};
+/// use cardex::{field_kind, FieldKind};
 /// assert_eq!(field_kind("rarity_code"), FieldKind::Keyword);
 /// assert_eq!(field_kind("translation.en.types"), FieldKind::Keyword);
 /// assert_eq!(field_kind("weaknesses.type"), FieldKind::Keyword);
@@ -63,8 +64,8 @@ pub fn field_kind(path: &str) -> FieldKind {
 /// `rarity_code`, `attacks.convertedEnergyCost` → `attacks.converted_energy_cost`).
 ///
 /// ```
-/// assert_eq!(cardex::index::snake_case("expansionId"), "expansion_id");
-/// assert_eq!(cardex::index::snake_case("translation.en.retreatCost"), "translation.en.retreat_cost");
+/// assert_eq!(cardex::snake_case("expansionId"), "expansion_id");
+/// assert_eq!(cardex::snake_case("translation.en.retreatCost"), "translation.en.retreat_cost");
 /// ```
 pub fn snake_case(path: &str) -> String {
     let mut out = String::with_capacity(path.len() + 4);

@@ -1,65 +1,11 @@
-//! A small, fast, non-cryptographic hasher for the index builder's maps (the FxHash
-//! mixing step). Keys come from the snapshot, not from requests, so hash flooding is not a
-//! concern here; request paths never reach these maps.
-
-use std::hash::{BuildHasherDefault, Hasher};
+//! The index builder's tables of distinct values: [`StrSlots`] for strings and
+//! [`NumSlots`] for numbers, each mapping a chunk's distinct keys to slots, open-addressed
+//! and hashed with FxHash's step finished by murmur3's finalizer. Keys come from the
+//! snapshot, not from requests, so hash flooding is not a concern here.
 
 pub(crate) use crate::json::scan::same_bytes;
 
-/// The multiplier of FxHash.
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-/// FxHash: rotate, xor, multiply, eight bytes at a time.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.add(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(last));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-/// A `HashMap` with [`FxHasher`].
-pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+use crate::fxhash::SEED;
 
 /// murmur3's 64-bit finalizer: every input bit changes each output bit about half the time.
 /// FxHash's product keeps the low bits of its input in its low bits, and tables pick places
@@ -357,7 +303,9 @@ impl<R> SortedStrs<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fxhash::{FxHashMap, FxHasher};
     use proptest::prelude::*;
+    use std::hash::Hasher;
 
     /// Whole numbers' bits have their low 42 bits zero: FxHash leaves them zero, so a
     /// table indexed by low bits would put every such key in one place; `fmix64` (which

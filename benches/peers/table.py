@@ -2,7 +2,7 @@
 """Prints the medians of `cargo bench --bench peers` as the Markdown tables of BENCHMARKS.md.
 
 Reads criterion's estimates under target/criterion/peers_<class>/<engine>/<size>/new/.
-Usage: python3 benches/peer_engines/table.py [SIZE ...]   (default: 10k 100k 1M)
+Usage: python3 benches/peers/table.py [SIZE ...]   (default: 10k 100k 1M)
 """
 import json
 import os

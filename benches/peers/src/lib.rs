@@ -1,10 +1,10 @@
-//! The peers of `benches/peers.rs` (issue #4): what an engineer would embed for card search
+//! The peers of the `peers` bench: what an engineer would embed for card search
 //! instead of cardex — SQLite in memory ([`sqlite`]), tantivy ([`tantivy_peer`]) and a scan
 //! over deserialised structs ([`scan`]) — each loaded from the same snapshot and asked the
 //! same questions: the total count and the first 100 cards in default order.
 //!
-//! Every engine gets the same analysis at ingest: values folded with `cardex::text::fold`,
-//! text split into words with `cardex::text::words` (the contract's matching rules, which
+//! Every engine gets the same analysis at ingest: values folded with `cardex::query::fold`,
+//! text split into words with `cardex::query::words` (the contract's matching rules, which
 //! the peers' own analysers do not implement: accents, CJK word boundaries). The default
 //! order is computed here, independently of cardex, from the records themselves (contract
 //! section 2), and given to each peer as a `rank` column, the way a service would store a
@@ -24,7 +24,7 @@ use serde_json::Value;
 /// How many ids an answer lists: one page of the service.
 pub const PAGE: usize = 100;
 
-/// The query classes of issue #4, with the values the generated catalogs hold at every size
+/// The query classes measured, with the values the generated catalogs hold at every size
 /// (10k cards have 50 expansions; `s24` is reprint-only, `s10` a debut set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -165,11 +165,11 @@ pub struct Card {
 }
 
 fn fold(s: &str) -> String {
-    cardex::text::fold(s).into_owned()
+    cardex::query::fold(s).into_owned()
 }
 
 fn words(s: &str) -> Vec<String> {
-    cardex::text::words(&fold(s)).map(str::to_string).collect()
+    cardex::query::words(&fold(s)).map(str::to_string).collect()
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {

@@ -1,8 +1,8 @@
-//! cardex side by side with what an engineer would otherwise embed (issue #4): SQLite in
+//! cardex side by side with what an engineer would otherwise embed: SQLite in
 //! memory, tantivy, and a scan over deserialised structs, each loaded from the same
 //! generated snapshot (`cardex::generate`, seed 7) and asked the same query mix. An answer
 //! is the total count plus the ranks of the first 100 cards in default order; see
-//! `benches/peer_engines/` for how each peer is built and queried.
+//! `benches/peers/src/` for how each peer is built and queried.
 //!
 //! What's measured: `peers/<class>/<size>`, one function per engine (`cardex`, `tantivy`
 //! with its documented collectors, `tantivy-tuned` with the count and first-page fast paths
@@ -13,19 +13,19 @@
 //! (`load <engine> <size>: median ...`); resident memory is measured one engine per
 //! process by `examples/peer_footprint.rs`.
 //!
-//! Run: `cargo bench --bench peers` (10k, 100k and 1M cards; the 1M snapshot, 1.1 GiB, is
+//! Run: `cargo bench -p cardex-peers --bench peers` (10k, 100k and 1M cards; the 1M snapshot, 1.1 GiB, is
 //! generated under `target/bench-data/` on first use). `CARDEX_PEER_SIZES=10000,100000`
 //! picks the sizes; `-- <filter>` picks classes and engines as usual with criterion.
 
+#[path = "../../common/mod.rs"]
 mod common;
-mod peer_engines;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use cardex::{Catalog, SearchRequest};
+use cardex_peers::{read_cards, scan::Scan, sqlite::Sqlite, tantivy_peer::Tantivy, Answer, Class};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use peer_engines::{read_cards, scan::Scan, sqlite::Sqlite, tantivy_peer::Tantivy, Answer, Class};
 
 /// The sizes to run, from `CARDEX_PEER_SIZES`, by default 10k, 100k and 1M cards.
 fn sizes() -> Vec<usize> {
@@ -63,8 +63,8 @@ fn load_runs() -> usize {
 /// Loads an engine `runs` times and keeps the last one, printing every run's time and
 /// their median (`load <engine> <size>: median … s of N (…)`). Each load starts after the
 /// previous one is dropped (not timed), so no two are resident at once. The first run of a
-/// process also pays for the pages it is the first to touch (see BENCHMARKS.md, "The bars
-/// of issue #4"), which is why one run alone is not the figure quoted.
+/// process also pays for the pages it is the first to touch, which is why one run alone is
+/// not the figure quoted.
 fn timed<T>(label: &str, size: &str, runs: usize, build: impl Fn() -> T) -> T {
     let mut times = Vec::with_capacity(runs);
     let mut kept: Option<T> = None;

@@ -1,0 +1,182 @@
+//! The handlers: one per kind of endpoint, each mapping the path and query string to an
+//! engine request and the engine's answer (pre-rendered JSON, or a typed error) to a
+//! response. Credentials, limits and charging happen before and after them, in
+//! [`metering`](super::metering).
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::json;
+
+use super::accounts::Endpoint;
+use super::errors::{engine_error, error_response, json_response};
+use super::log;
+use super::metering::Admitted;
+use super::service::Service;
+use crate::{Engine, Error, ItemRequest, SearchRequest};
+
+/// The path's parameters (`catalog`, `lang`, `id`), as axum extracts them.
+pub(super) type PathParams = Result<Path<Vec<(String, String)>>, PathRejection>;
+
+/// The list endpoints (`cards`, `expansions`, an expansion's `cards`): a page of records.
+pub(super) fn list(
+    engine: &Engine,
+    endpoint: Endpoint,
+    path: PathParams,
+    query: Option<&str>,
+) -> Response {
+    with_params(path, |params| {
+        let catalog = engine.try_catalog(params.get("catalog").unwrap_or_default())?;
+        let pairs = query_pairs(query);
+        let mut req =
+            SearchRequest::from_params(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+        if let Some(lang) = params.get("lang") {
+            req = req.lang(lang);
+        }
+        let page = match endpoint {
+            Endpoint::Expansions => catalog.search_expansions(&req)?,
+            Endpoint::ExpansionCards => {
+                catalog.expansion_cards(params.get("id").unwrap_or_default(), &req)?
+            }
+            _ => catalog.search(&req)?,
+        };
+        let mut out = Vec::with_capacity(4096);
+        page.write_to(&mut out).expect("writing to a Vec");
+        Ok(out)
+    })
+}
+
+/// The single-record endpoints (a card, an expansion): `{"data": {...}}`.
+pub(super) fn item(
+    engine: &Engine,
+    endpoint: Endpoint,
+    path: PathParams,
+    query: Option<&str>,
+) -> Response {
+    with_params(path, |params| {
+        let catalog = engine.try_catalog(params.get("catalog").unwrap_or_default())?;
+        let pairs = query_pairs(query);
+        let req = ItemRequest::from_params(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+        let id = params.get("id").unwrap_or_default();
+        let item = match endpoint {
+            Endpoint::Expansion => catalog.expansion(id, &req)?,
+            _ => catalog.card(id, &req)?,
+        };
+        let mut out = Vec::with_capacity(4096);
+        item.write_to(&mut out).expect("writing to a Vec");
+        Ok(out)
+    })
+}
+
+/// `/account/v1/usage`: the admitted team's figures as of the last refresh. It takes no
+/// parameters, and a server without accounts has no usage to report.
+pub(super) fn usage(service: &Service, team: Option<Admitted>, query: Option<&str>) -> Response {
+    if let Some((name, value)) = query_pairs(query).into_iter().next() {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "unknown_parameter",
+            format!("unknown parameter `{name}`; the usage endpoint takes none"),
+            json!({"parameter": name, "value": value, "allowed": []}),
+        );
+    }
+    match team.and_then(|Admitted(t)| service.usage(t)) {
+        Some(body) => json_response(StatusCode::OK, body),
+        None => error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this server runs without accounts: there is no usage to report".into(),
+            json!({}),
+        ),
+    }
+}
+
+/// Runs `answer` with the path's parameters, turning its bytes into a `200` and its error
+/// into the engine's error answer; a path that is not UTF-8 once decoded is a `400`.
+fn with_params(
+    path: PathParams,
+    answer: impl FnOnce(&Params) -> Result<Vec<u8>, Error>,
+) -> Response {
+    let Ok(Path(params)) = path else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_path",
+            "the path is not valid UTF-8 once percent-decoded".into(),
+            json!({}),
+        );
+    };
+    match answer(&Params(params)) {
+        Ok(body) => json_response(StatusCode::OK, body),
+        Err(e) => engine_error(&e),
+    }
+}
+
+/// The path's parameters, by name.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The query string's pairs, decoded the way browsers and HTTP clients encode them.
+fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    query
+        .map(|q| {
+            form_urlencoded::parse(q.as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs `serve`, turning a panic (a bug: no input is meant to cause one) into
+/// `500 internal_error` with the error body and a `panic` log event, so that one bad
+/// request neither drops its connection unanswered nor takes anything else down. Every
+/// lock the handlers share recovers from poisoning.
+pub(super) fn answer_or_internal_error(serve: impl FnOnce() -> Response) -> Response {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(serve)) {
+        Ok(response) => response,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            log::event("panic", &what);
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "the server failed on this request; it has been logged".into(),
+                json!({}),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_a_500_with_the_error_body() {
+        let response = answer_or_internal_error(|| panic!("a bug"));
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let body = runtime
+            .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["status"], 500);
+        assert_eq!(body["error"]["code"], "internal_error");
+        // And an answer that does not panic passes through untouched.
+        let fine = answer_or_internal_error(|| json_response(StatusCode::OK, b"{}".to_vec()));
+        assert_eq!(fine.status(), StatusCode::OK);
+    }
+}

@@ -1,0 +1,93 @@
+//! Authentication, the rate limit and charging, as one layer in front of every metered
+//! endpoint's handler. Without accounts the layer lets every request through. With them,
+//! in order: `X-Api-Key` and `X-Team-ID` must belong together (`401 missing_credentials` /
+//! `invalid_credentials`); the team's rate limit (`429 rate_limited` with `Retry-After`,
+//! and the request costs nothing); then the handler answers, and a successful answer is
+//! charged to the team's credits before it leaves (`503 ledger_unavailable`, unserved,
+//! when the charge cannot be written). Errors cost nothing.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde_json::json;
+
+use super::accounts::{Credentials, Endpoint};
+use super::errors::error_response;
+use super::log;
+use super::service::Service;
+
+/// The team a request was admitted for (its number in the accounts), in the request's
+/// extensions once [`meter`] let it through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Admitted(pub usize);
+
+/// The layer's work for one request to `endpoint` (see the module docs).
+pub(super) async fn meter(
+    State((service, endpoint)): State<(Arc<Service>, Endpoint)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let Some(m) = &service.metered else {
+        return next.run(request).await;
+    };
+    let headers = request.headers();
+    let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
+    let team = match m.keys.check(header("x-api-key"), header("x-team-id")) {
+        Credentials::Valid(team) => team,
+        Credentials::Missing => {
+            let present = |name: &str| headers.get(name).is_some_and(|v| !v.is_empty());
+            let missing: Vec<&str> = ["X-Api-Key", "X-Team-ID"]
+                .into_iter()
+                .filter(|name| !present(name))
+                .collect();
+            return error_response(
+                StatusCode::UNAUTHORIZED,
+                "missing_credentials",
+                format!(
+                    "{} missing or empty: every request needs both X-Api-Key and X-Team-ID",
+                    missing.join(" and ")
+                ),
+                json!({"missing": missing}),
+            );
+        }
+        Credentials::Invalid => {
+            return error_response(
+                StatusCode::UNAUTHORIZED,
+                "invalid_credentials",
+                "the API key is not one of this team's keys".into(),
+                json!({}),
+            )
+        }
+    };
+    if let Err(refused) = m.limiter.check(team) {
+        let secs = refused.retry_after_secs();
+        let mut response = error_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "more than 100 requests in one second for this team".into(),
+            json!({"limit": 100, "window_seconds": 1, "retry_after": secs}),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        return response;
+    }
+    request.extensions_mut().insert(Admitted(team));
+    let response = next.run(request).await;
+    if response.status() != StatusCode::OK {
+        return response;
+    }
+    if let Err(e) = m.ledger.charge(&m.teams[team].id, m.costs.of(endpoint)) {
+        log::event("ledger_error", &e.to_string());
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ledger_unavailable",
+            "the request could not be metered; it was not served".into(),
+            json!({}),
+        );
+    }
+    response
+}

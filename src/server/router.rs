@@ -1,0 +1,223 @@
+//! The router: every route of [`ROUTES`] to its handler, the metering layer in front of
+//! the metered ones, and around them all the 404 and 405 bodies, gzip when the client
+//! accepts it, the size limits, the request timeout and the log line.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{RawQuery, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, MethodRouter};
+use axum::{Extension, Router};
+use serde_json::json;
+
+use super::accounts::{self, Endpoint};
+use super::errors::{error_response, json_response};
+use super::handlers::{self, answer_or_internal_error, PathParams};
+use super::metering::{self, Admitted};
+use super::service::Service;
+use super::{log, MAX_HEADER_BYTES, MAX_URI_BYTES, OPENAPI, ROUTES};
+
+/// The router of the service: every route of [`ROUTES`], the 404 and 405 bodies, gzip when
+/// the client accepts it, the size limits, a timeout and the request log.
+pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
+    let mut router = Router::new();
+    for (path, endpoint) in ROUTES {
+        let route = match endpoint {
+            Some(endpoint) => metered(endpoint).route_layer(middleware::from_fn_with_state(
+                (service.clone(), endpoint),
+                metering::meter,
+            )),
+            None if path == "/openapi.json" => {
+                get(|| async { json_response(StatusCode::OK, OPENAPI.into()) })
+            }
+            None => get(|| async { json_response(StatusCode::OK, r#"{"status":"ok"}"#.into()) }),
+        };
+        router = router.route(path, route);
+    }
+    with_operations(router, timeout).with_state(service)
+}
+
+/// The handler of a metered endpoint.
+fn metered(endpoint: Endpoint) -> MethodRouter<Arc<Service>> {
+    match endpoint {
+        Endpoint::Cards | Endpoint::Expansions | Endpoint::ExpansionCards => get(
+            move |State(service): State<Arc<Service>>,
+                  path: PathParams,
+                  RawQuery(query): RawQuery| async move {
+                answer_or_internal_error(|| {
+                    handlers::list(
+                        &service.engine().current(),
+                        endpoint,
+                        path,
+                        query.as_deref(),
+                    )
+                })
+            },
+        ),
+        Endpoint::Card | Endpoint::Expansion => get(
+            move |State(service): State<Arc<Service>>,
+                  path: PathParams,
+                  RawQuery(query): RawQuery| async move {
+                answer_or_internal_error(|| {
+                    handlers::item(
+                        &service.engine().current(),
+                        endpoint,
+                        path,
+                        query.as_deref(),
+                    )
+                })
+            },
+        ),
+        Endpoint::Usage => get(
+            |State(service): State<Arc<Service>>,
+             team: Option<Extension<Admitted>>,
+             RawQuery(query): RawQuery| async move {
+                answer_or_internal_error(|| {
+                    handlers::usage(&service, team.map(|Extension(t)| t), query.as_deref())
+                })
+            },
+        ),
+    }
+}
+
+/// Around `routes`: the 404 and 405 bodies, gzip, the size limits, the timeout and the
+/// request log (one function, so that the tests can put them around a route of their own).
+fn with_operations<S: Clone + Send + Sync + 'static>(
+    routes: Router<S>,
+    timeout: Duration,
+) -> Router<S> {
+    routes
+        .fallback(|| async {
+            error_response(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "no such endpoint".into(),
+                json!({}),
+            )
+        })
+        .method_not_allowed_fallback(|method: Method| async move {
+            let mut response = error_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                format!("{method} is not allowed: every endpoint is GET"),
+                json!({"allowed": ["GET", "HEAD"]}),
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            response
+        })
+        .layer(tower_http::compression::CompressionLayer::new())
+        .layer(middleware::from_fn(move |request, next| {
+            guard(request, next, timeout)
+        }))
+}
+
+/// Size limits, the timeout and the log line around every request.
+async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let uri = request.uri();
+    let uri_len = uri.path_and_query().map_or(0, |pq| pq.as_str().len())
+        + uri.authority().map_or(0, |a| a.as_str().len())
+        + uri.scheme_str().map_or(0, str::len);
+    let header_bytes: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    let team = request
+        .headers()
+        .get("x-team-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|t| accounts::valid_team_id(t))
+        .map(str::to_string);
+    let response = if uri_len > MAX_URI_BYTES {
+        error_response(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the request URI is {uri_len} bytes; the limit is {MAX_URI_BYTES}"),
+            json!({"limit": MAX_URI_BYTES}),
+        )
+    } else if header_bytes > MAX_HEADER_BYTES {
+        error_response(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            format!(
+                "the request headers are {header_bytes} bytes; the limit is {MAX_HEADER_BYTES}"
+            ),
+            json!({"limit": MAX_HEADER_BYTES}),
+        )
+    } else {
+        match tokio::time::timeout(timeout, next.run(request)).await {
+            Ok(response) => response,
+            Err(_) => error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "timeout",
+                format!("the request took longer than {} ms", timeout.as_millis()),
+                json!({}),
+            ),
+        }
+    };
+    log::request(
+        &method,
+        &path,
+        response.status().as_u16(),
+        team.as_deref(),
+        started.elapsed(),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timeout of [`with_operations`] answers 503 `timeout` for a handler that awaits
+    /// too long, and lets a quick one through.
+    #[test]
+    fn a_slow_request_gets_503_timeout() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let routes: Router<()> = Router::new()
+                .route(
+                    "/slow",
+                    get(|| async {
+                        tokio::time::sleep(Duration::from_secs(5)).await;
+                        "late"
+                    }),
+                )
+                .route("/quick", get(|| async { "ok" }));
+            let app = with_operations(routes, Duration::from_millis(100));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            let client = reqwest::Client::new();
+            let started = Instant::now();
+            let slow = client
+                .get(format!("http://{addr}/slow"))
+                .send()
+                .await
+                .unwrap();
+            assert!(started.elapsed() < Duration::from_secs(4));
+            assert_eq!(slow.status(), 503);
+            let body: serde_json::Value = slow.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "timeout");
+            assert_eq!(body["error"]["status"], 503);
+            let quick = client
+                .get(format!("http://{addr}/quick"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(quick.status(), 200);
+        });
+    }
+}
