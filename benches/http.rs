@@ -1,4 +1,4 @@
-//! Throughput of the HTTP service (issue #5): `cardex serve`'s router and accept loop with
+//! Throughput of the HTTP service: `cardex serve`'s router and accept loop with
 //! accounts (2,000 teams, keys checked, rate limit, credits charged to the append-only file
 //! ledger in a scratch folder, synced every 100 ms as the server does), driven on
 //! loopback by keep-alive connections sending `GET /pokemon/v1/cards?q=...&page_size=10`,

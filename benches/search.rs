@@ -1,7 +1,7 @@
 //! What's measured:
 //! - `plan_execute/<class>/<dataset>`: a search up to its result set — parse, plan
 //!   (resolve, normalise, order), execute — and the count (`Catalog::count`), for the
-//!   query classes of issue #4: one keyword term, `printings:X AND rarity_code:Y`, an OR of
+//!   query classes: one keyword term, `printings:X AND rarity_code:Y`, an OR of
 //!   three, a NOT, a numeric range, a text word, a phrase, a wildcard, language-scoped.
 //! - `first_page/<variant>/<dataset>`: a whole search answer — the above plus the first
 //!   page of 100 cards written as the JSON envelope into a buffer (plain, with

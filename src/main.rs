@@ -1,4 +1,4 @@
-//! The `cardex` command (contract section 5): search, get and list over a snapshot;
+//! The `cardex` command: search, get and list over a snapshot;
 //! `import` a public data set and `generate` a synthetic one into a snapshot folder;
 //! `serve` the HTTP service (feature `server`) and manage its `accounts`.
 //!
@@ -63,7 +63,7 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Run the HTTP service of contract section 4 until SIGINT or SIGTERM.
+    /// Run the HTTP service until SIGINT or SIGTERM.
     #[cfg(feature = "server")]
     Serve(ServeArgs),
     /// Manage the accounts file of `cardex serve`.
@@ -104,7 +104,8 @@ struct ServeArgs {
     /// The credit ledger [default: the accounts file with extension `ledger`].
     #[arg(long, value_name = "FILE", requires = "accounts")]
     ledger: Option<PathBuf>,
-    /// Seconds between refreshes of the usage figures (spec 4.2: 20 to 30 minutes).
+    /// Seconds between refreshes of the usage figures (the service refreshes them every 20
+    /// to 30 minutes).
     #[arg(long, value_name = "SECS", default_value_t = 1200)]
     usage_refresh: u64,
     /// The longest a request may take, in milliseconds.

@@ -2,10 +2,10 @@
 //!
 //! A load allocates and frees a great deal on its worker threads: read buffers, per-chunk
 //! tables and posting buffers, sort keys. glibc keeps freed blocks in its arenas for reuse,
-//! and their pages stay resident: after a million-card load that was 2 to 110 MB, depending
-//! on how the threads' allocations happened to interleave (BENCHMARKS.md, "Ninth session").
-//! The engine then holds more resident memory than it uses, by a different amount from one
-//! run to the next. [`release_free_memory`] asks the allocator to give the free pages back.
+//! and their pages stay resident: after a million-card load, anything from a few MB to over
+//! 100 MB, depending on how the threads' allocations interleave. The engine then holds
+//! more resident memory than it uses, by a different amount from one run to the next.
+//! [`release_free_memory`] asks the allocator to give the free pages back.
 
 /// Returns to the system the free memory the C allocator keeps, as far as it can: on
 /// GNU/Linux, glibc's `malloc_trim(0)`, which releases the free pages of every arena and

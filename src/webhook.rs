@@ -1,4 +1,4 @@
-//! Webhook signatures (spec section 6; feature `webhook`): how the service signs each
+//! Webhook signatures (feature `webhook`): how the service signs each
 //! event it POSTs, and [`verify`] for the receiving side.
 //!
 //! The header is `X-Service-Signature: t=<unix seconds>,v1=<hex>`, where the hex is

@@ -3,7 +3,7 @@
 //! `CARDEX_POKEMON_TCG_DATA`), imported with `cardex::import::pokemon_tcg` and checked
 //! against facts this file computes from the raw JSON itself, plus a differential test of
 //! generated queries against the naive evaluator. Where the data set is absent, each test
-//! prints a notice and passes; `.ci/run` has it.
+//! prints a notice and passes, except under `CI=true`, where its absence fails every test.
 
 mod support;
 
@@ -90,12 +90,25 @@ fn real() -> Option<&'static Real> {
         })
     });
     if real.is_none() {
+        // In CI the data set is part of the checkout's surroundings: its absence is a
+        // failure there, never a silent pass.
+        assert!(
+            !running_in_ci(),
+            "the Pokémon TCG data set is not at {} (set CARDEX_POKEMON_TCG_DATA); under CI=true it is required",
+            source().display()
+        );
         println!(
             "skipped: the Pokémon TCG data set is not at {} (set CARDEX_POKEMON_TCG_DATA)",
             source().display()
         );
     }
     real.as_ref()
+}
+
+/// Whether the tests run in CI (`CI` set to anything but empty, `0` or `false`, as CI
+/// services set it).
+fn running_in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 fn pokemon(real: &Real) -> &Catalog {

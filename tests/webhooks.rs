@@ -1,4 +1,4 @@
-//! Live updates end to end (issue #6): the real `cardex serve` over a scratch copy of the
+//! Live updates end to end: the real `cardex serve` over a scratch copy of the
 //! bundled snapshot, a real webhook receiver on 127.0.0.1 in this process, snapshot
 //! changes made on disk, reloads by folder watching and by SIGHUP. Checks the events and
 //! their expansion ids, the signatures, refused snapshots, retries through an outage and
@@ -41,6 +41,28 @@ struct Delivery {
 struct Receiver {
     got: Arc<Mutex<Vec<Delivery>>>,
     plan: Arc<Mutex<VecDeque<u16>>>,
+}
+
+/// A receiver that is down on a port it holds: the port is bound but not listening, so
+/// connections to it are refused, and no other socket can take it until the test lets the
+/// receiver come up on it.
+struct DownReceiver {
+    socket: tokio::net::TcpSocket,
+    port: u16,
+}
+
+impl DownReceiver {
+    fn bind() -> DownReceiver {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let port = socket.local_addr().unwrap().port();
+        DownReceiver { socket, port }
+    }
+
+    /// Starts listening on the held port, answering as `receiver` plans.
+    async fn come_up(self, receiver: &Receiver) {
+        receiver.listen(self.socket.listen(64).unwrap()).await;
+    }
 }
 
 impl Receiver {
@@ -303,11 +325,9 @@ async fn a_folder_change_sends_exactly_the_right_signed_events() {
 async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart() {
     let dir = scratch("outage");
     let data = snapshot_copy(&dir);
-    // A port for the receiver, not listening yet: the receiver is down.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // The receiver is down: its port refuses connections.
+    let down = DownReceiver::bind();
+    let port = down.port;
     let hooks = webhooks_file(
         &dir,
         port,
@@ -363,18 +383,15 @@ async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart
     assert_eq!(events.len(), 2);
     // kill -9 with both deliveries pending.
     drop(server);
-    // The receiver comes up, answering 500 twice before it recovers.
+    // The receiver comes up, failing with 503 twice before it recovers.
     let receiver = Receiver::default();
-    receiver.plan.lock().unwrap().extend([500, 500]);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-        .await
-        .unwrap();
-    receiver.listen(listener).await;
+    receiver.plan.lock().unwrap().extend([503, 503]);
+    down.come_up(&receiver).await;
     let server = Server::start_on(&data, &args);
     let got = receiver.wait_for_ok(2).await;
     let log = server.log();
     assert!(log.contains("2 pending deliveries restored"), "{log}");
-    // Per subscription, in order: the first event (two 500s, then 200), then the second.
+    // Per subscription, in order: the first event (two 503s, then 200), then the second.
     let seen: Vec<(String, u16)> = got
         .iter()
         .map(|d| (event_of(d)["id"].as_str().unwrap().to_string(), d.answered))
@@ -382,8 +399,8 @@ async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart
     assert_eq!(
         seen,
         [
-            (events[0].clone(), 500),
-            (events[0].clone(), 500),
+            (events[0].clone(), 503),
+            (events[0].clone(), 503),
             (events[0].clone(), 200),
             (events[1].clone(), 200)
         ]

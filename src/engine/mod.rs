@@ -1,5 +1,5 @@
 //! The public surface: an [`Engine`] holds the catalogs of one snapshot; a [`Catalog`]
-//! answers the requests of contract section 4 (search cards, one card, expansions, one
+//! answers the requests of the service (search cards, one card, expansions, one
 //! expansion, the cards of one expansion), each a [`Page`] or an [`Item`] of
 //! pre-rendered JSON.
 
@@ -42,7 +42,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Loads the snapshot folder at `path` (contract section 1): one sub-folder per
+    /// Loads the snapshot folder at `path`: one sub-folder per
     /// catalog, with `expansions/*.json` and `cards/*.json`. Files are read in parallel
     /// (with the `parallel` feature); the result does not depend on file order or thread
     /// count.

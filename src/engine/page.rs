@@ -1,5 +1,6 @@
-//! Responses: a page of records in the list envelope of contract section 4, and a single
-//! record, both holding pre-rendered JSON that is written out without re-serialising.
+//! Responses: a page of records in the list envelope (`data`, `page`, `page_size`, `count`,
+//! `total_count`), and a single record, both holding pre-rendered JSON that is written out
+//! without re-serialising.
 
 use std::io::{self, Write};
 use std::ops::Range;

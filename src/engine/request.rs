@@ -1,4 +1,4 @@
-//! List and item requests: the parameters of contract section 4, typed, with their
+//! List and item requests: the parameters the service takes, typed, with their
 //! defaults, limits and camelCase aliases.
 
 use crate::error::{ParameterError, ParameterErrorKind, Result};
@@ -12,7 +12,8 @@ pub const LIST_PARAMETERS: &[&str] = &["q", "page", "page_size", "order_by", "se
 /// The parameters a single-resource endpoint takes.
 pub const ITEM_PARAMETERS: &[&str] = &["select", "include"];
 
-/// A search (list) request: `q` and the list parameters of contract section 4.
+/// A search (list) request: `q` and the list parameters (`page`, `page_size`, `order_by`,
+/// `select`, `include`), with the language scope.
 ///
 /// Strings are validated when the request runs, against the catalog (so `order_by` and
 /// `select` can name its fields and suggest close ones).

@@ -1,4 +1,4 @@
-//! Importers: public card data sets converted into cardex snapshots (contract section 1).
+//! Importers: public card data sets converted into cardex snapshot folders.
 //!
 //! Each importer sits in its own module and writes a snapshot folder through
 //! [`SnapshotWriter`], which builds it aside and renames it into place, so a failed or
@@ -67,7 +67,7 @@ pub enum ImportErrorKind {
     },
     /// The output already exists (give `--force` to replace it).
     OutputExists,
-    /// The converted snapshot breaks a rule of the loader (contract section 1), e.g. two
+    /// The converted snapshot breaks a rule of the loader, e.g. two
     /// cards of different files with one id, or an unreadable `release_date`: nothing is
     /// written, and the loader's error names the converted file and record.
     Unloadable(Box<crate::LoadError>),

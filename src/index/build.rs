@@ -342,7 +342,7 @@ impl<'a> ChunkBuilder<'a> {
 
     /// The slots string `value` adds at field `f`: cached, or found now. Always inlined,
     /// like [`Self::add_slots`]: called for most values of a record, and the call itself
-    /// cost more than the work of a cache hit (callgrind).
+    /// costs more than the work of a cache hit.
     #[inline(always)]
     fn slots_of(&mut self, f: usize, value: &str) -> ValueSlots {
         match self.fields[f].cache.get(value) {
@@ -682,8 +682,8 @@ fn merge(chunks: Vec<Chunk>) -> Index {
     }
     let groups: Vec<Vec<(usize, ChunkField)>> = by_path.into_values().collect();
     let fields = par::map(groups, |parts| merge_field(&ids, parts));
-    // A path that only ever held `null` or empty arrays is not a field: null counts as
-    // absent (contract section 1).
+    // A path that only ever holds `null` or empty arrays is not a field: null counts as
+    // absent.
     let fields = fields
         .into_iter()
         .filter(|f| f.has_values() || f.holds_objects())

@@ -173,8 +173,8 @@ impl StrSlots {
     }
 
     /// Where `key` (whose hash is `hash`) is in the table, or the empty place where it
-    /// would go. Always inlined into its two callers: as a call of its own, its entry and
-    /// exit cost a fifth of its instructions (callgrind).
+    /// would go. Always inlined into its two callers: its body is short, so a call's entry
+    /// and exit would be a large share of its cost.
     #[inline(always)]
     fn place(&self, key: &str, hash: u64) -> (usize, Option<u32>) {
         let mask = self.table.len() - 1;

@@ -1,4 +1,4 @@
-//! Change detection between two loads of a snapshot (issue #6): per catalog and
+//! Change detection between two loads of a snapshot: per catalog and
 //! expansion, whether raw prices, graded prices or population reports changed.
 //!
 //! Each loaded engine gets its [`Marks`]: per catalog, per [`ChangeKind`] and per
@@ -48,7 +48,7 @@ impl ChangeKind {
         ChangeKind::PopReports,
     ];
 
-    /// The event name for `catalog` (spec section 6), e.g.
+    /// The webhook event name for `catalog`, e.g.
     /// `pokemon.expansions.prices.raw_updated`.
     pub fn event_name(self, catalog: &str) -> String {
         let suffix = match self {

@@ -1,6 +1,6 @@
 //! Live updates: an engine that reloads its snapshot in the background and
 //! swaps the new one in atomically, and what changed between the two ([`ReloadReport`],
-//! [`changes`]), from which the webhook events of spec section 6 are made ([`Event`]).
+//! [`changes`]), from which the webhook events are made ([`Event`]).
 //!
 //! ```
 //! use cardex::LiveEngine;
@@ -60,7 +60,7 @@ impl ReloadReport {
     }
 }
 
-/// The webhook events of `changes` (spec section 6): per catalog, one event per kind that
+/// The webhook events of `changes`: per catalog, one event per kind that
 /// changed, in the order raw prices, graded prices, pop reports; `new_id` makes each
 /// event's unique id.
 pub fn events(changes: &[CatalogChanges], mut new_id: impl FnMut() -> String) -> Vec<Event> {
@@ -82,7 +82,7 @@ pub fn events(changes: &[CatalogChanges], mut new_id: impl FnMut() -> String) ->
     events
 }
 
-/// A webhook event object (spec section 2.4): `{"id", "name", "data": {"expansion_ids"}}`.
+/// A webhook event object, as the service POSTs it: `{"id", "name", "data": {"expansion_ids"}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Event {
     /// The event's unique id.

@@ -1,4 +1,4 @@
-//! Reading a snapshot folder (contract section 1) into catalogs.
+//! Reading a snapshot folder into catalogs (docs/spec/contract.md, "Snapshots").
 //!
 //! ```text
 //! <snapshot>/
@@ -10,9 +10,9 @@
 //!
 //! Files are read and their records prepared in parallel (rayon, over files and over the
 //! records of each file); then, per catalog, ids are checked, records put in default order
-//! (contract section 2) and the collections built. Every step keeps input order, so the
-//! result does not depend on file order on disk or on the thread count. The first rule a
-//! snapshot breaks, in file order then record order, refuses it whole.
+//! and the collections built. Every step keeps input order, so the result does not depend
+//! on file order on disk or on the thread count. The first rule a snapshot breaks, in file
+//! order then record order, refuses it whole.
 
 mod error;
 mod order;

@@ -1,4 +1,4 @@
-//! The default order of contract section 2, and the unique-id rule.
+//! The default order of records, and the unique-id rule.
 //!
 //! Expansions sort by `release_date` (missing last), then id; cards by their debut
 //! expansion's place in that order, then `number` (missing last), then id — numbers and

@@ -1,7 +1,7 @@
 //! One record, from its source text to what the store keeps: transcoded to compact JSON
-//! in one pass ([`Transcoder`]), validated, with the translation fallback (spec 2.3 rule 4)
-//! and, for cards, the printings rule (contract section 1) applied as edits of the compact
-//! text, then appended to the chunk's buffer.
+//! in one pass ([`Transcoder`]), validated, with the translation fallback (a property the
+//! record lacks takes the value `translation.en` has) and, for cards, the computed
+//! `printings` applied as edits of the compact text, then appended to the chunk's buffer.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -274,7 +274,7 @@ impl Preparer {
     ) -> Result<()> {
         let t = &self.transcoder;
         prepared.id = Str::put(strings, &record.required_string(Known::Id)?);
-        // Spec 2.3 rule 4: a property the record lacks (or holds as null) that
+        // The translation fallback: a property the record lacks (or holds as null) that
         // `translation.en` has takes the English value.
         match record.known(Known::Translation).map(|m| m.kind) {
             None | Some(Kind::Object) => {}
@@ -357,7 +357,7 @@ impl Preparer {
         Ok(())
     }
 
-    /// Contract section 1: the card's `printings` if present, else `[expansion_id]`,
+    /// The card's printings: its `printings` if present, else `[expansion_id]`,
     /// united with every `variants[].printings` entry and its own `expansion_id` (whose
     /// literal is `own_id`), first occurrence kept; appended to `json` as a compact JSON
     /// array. Entries are compared
@@ -509,8 +509,8 @@ impl<'a> Record<'a> {
         self.known[name as usize]
     }
 
-    /// The value the rules see at `name`: the record's own, else (spec 2.3 rule 4) the one
-    /// of `translation.en`; `null` counts as absent.
+    /// The value the rules see at `name`: the record's own, else (the translation fallback)
+    /// the one of `translation.en`; `null` counts as absent.
     fn field(&self, name: Known) -> Option<&'a Member> {
         self.known(name)
             .filter(|m| m.kind != Kind::Null)

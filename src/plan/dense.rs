@@ -10,7 +10,7 @@
 //! the mask's first set bits. It is used when the mask costs no more than the ids: at
 //! most [`WORDS_PER_ID`] words per id.
 //!
-//! roaring keeps its containers private, and its iterator costs about 4 ns an id here. The
+//! roaring keeps its containers private, and its iterator yields one id per call. The
 //! one bulk view of a bitmap's values it offers is its serialized form (the portable
 //! *Roaring format*, RoaringFormatSpec), which it writes a value at a time into a buffer,
 //! several times faster; [`containers`] reads that form back.

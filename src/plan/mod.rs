@@ -309,7 +309,9 @@ impl<'c> Resolver<'c> {
         })
     }
 
-    /// The string rule of contract section 3 for one value.
+    /// The string rule for one value: a keyword field's value matches it whole, a text
+    /// field's words as consecutive words (`!field:value`: the whole value; `^field:value`:
+    /// the whole value as written, unfolded).
     fn text(
         &self,
         leaf: &Leaf<'c, '_>,

@@ -29,9 +29,9 @@ use subtle::ConstantTimeEq;
 /// What a team pays for: the credits of its plan, and the price of each credit past them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
-    /// Credits included in the plan (spec 2.5).
+    /// Credits included in the plan.
     pub total_credits: u64,
-    /// Cost per credit used past `total_credits` (spec 2.5, 8.3).
+    /// Cost per credit used past `total_credits` (requests are still served then).
     pub overage_credit_rate: f64,
 }
 
@@ -75,7 +75,8 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    /// Every endpoint, in the order of contract section 4.
+    /// Every endpoint, in the order docs/spec/contract.md lists them ("Requests and
+    /// responses").
     pub const ALL: [Endpoint; 6] = [
         Endpoint::Cards,
         Endpoint::Card,
@@ -99,7 +100,7 @@ impl Endpoint {
 }
 
 /// What each endpoint costs, in credits: 1 for every catalog endpoint and 0 for the usage
-/// endpoint unless the accounts file says otherwise (the spec leaves the costs open, 4.4).
+/// endpoint unless the accounts file says otherwise (the service spec leaves the costs open).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CreditCosts {

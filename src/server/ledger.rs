@@ -1,5 +1,5 @@
-//! The credit ledger (spec 8.2, 8.3): what each team has used, kept so that no credit is
-//! lost across a crash or a restart.
+//! The credit ledger: the credits each team has used, within its plan and past it (billed
+//! at the overage rate), kept so that no credit is lost across a crash or a restart.
 //!
 //! [`Ledger`] is a trait so that several replicas can later share one store (a database,
 //! a shared log); [`FileLedger`] is the single-server one: an append-only file of

@@ -1,4 +1,4 @@
-//! The rate limit of spec 8.1: at most 100 requests per second per team, across every
+//! The rate limit: at most 100 requests per second per team, across every
 //! endpoint, exact under concurrency.
 //!
 //! The limiter is a sliding-window log: per team, the times of its last `limit` accepted
@@ -51,7 +51,7 @@ impl RateLimiter {
         }
     }
 
-    /// The limit of spec 8.1: 100 requests per second.
+    /// The service's limit, the same for every plan: 100 requests per second.
     pub fn per_spec(teams: usize) -> RateLimiter {
         RateLimiter::new(teams, 100, Duration::from_secs(1))
     }

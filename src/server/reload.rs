@@ -1,4 +1,4 @@
-//! Reloading the snapshot while serving (issue #6): on SIGHUP, and when the snapshot
+//! Reloading the snapshot while serving: on SIGHUP, and when the snapshot
 //! folder changes (polled, debounced). Each reload runs off the runtime's workers; a
 //! refused snapshot is logged and the old one keeps serving; a successful one has its
 //! changes turned into webhook events, logged and handed to the [`Dispatcher`].
@@ -152,7 +152,7 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, wh
         let report = s.engine().reload_with(|report| {
             events = report.events(new_event_id);
             match &d {
-                Some(d) if !events.is_empty() => d.publish(&events).map(Some),
+                Some(d) if !events.is_empty() => d.publish(&mut events).map(Some),
                 _ => Ok(None),
             }
             .map(|enqueued| log_events(&events, enqueued))
@@ -228,7 +228,7 @@ pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> std::io::R
     let current = service.engine().marks();
     if let Some(saved) = dispatcher.saved_marks()? {
         let changes = saved.changes(&current);
-        let events = crate::live::events(&changes, new_event_id);
+        let mut events = crate::live::events(&changes, new_event_id);
         if !events.is_empty() {
             log::event(
                 "reloaded",
@@ -237,7 +237,7 @@ pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> std::io::R
                     events.len()
                 ),
             );
-            let enqueued = dispatcher.publish(&events)?;
+            let enqueued = dispatcher.publish(&mut events)?;
             log_events(&events, Some(enqueued));
         }
     }

@@ -96,7 +96,7 @@ pub struct ServeConfig {
     pub accounts: Option<PathBuf>,
     /// The credit ledger; by default the accounts file's path with extension `ledger`.
     pub ledger: Option<PathBuf>,
-    /// How often usage figures refresh (spec 4.2: 20 to 30 minutes).
+    /// How often usage figures refresh (the service refreshes them every 20 to 30 minutes).
     pub usage_refresh: Duration,
     /// The longest a request may take.
     pub request_timeout: Duration,
@@ -151,11 +151,15 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    // First of all: from here on SIGHUP means "reload" (once serving), not the default
-    // "terminate", however long the load below takes.
-    let hangup = {
+    // First of all: from here on SIGHUP means "reload" (once serving) and SIGINT/SIGTERM
+    // "stop gracefully" (once serving), not the default "terminate", however long the load
+    // below takes.
+    let (hangup, shutdown) = {
         let _runtime = runtime.enter();
-        reload::hangup_signal().map_err(ServeError::Signal)?
+        (
+            reload::hangup_signal().map_err(ServeError::Signal)?,
+            shutdown_signal().map_err(ServeError::Signal)?,
+        )
     };
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
@@ -212,7 +216,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         None => None,
     };
     let service = Arc::new(service);
-    runtime.block_on(serve(service, config, webhooks, stamp, hangup))
+    runtime.block_on(serve(service, config, webhooks, stamp, hangup, shutdown))
 }
 
 async fn serve(
@@ -221,6 +225,7 @@ async fn serve(
     webhooks: Option<(webhooks::Webhooks, PathBuf)>,
     stamp: reload::Stamp,
     hangup: reload::Hangup,
+    shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let dispatcher = match webhooks {
         Some((webhooks, outbox)) => {
@@ -279,7 +284,7 @@ async fn serve(
         })
     };
     let app = router(service.clone(), config.request_timeout);
-    let connections = serve_connections(listener, app, &config, shutdown_signal()).await;
+    let connections = serve_connections(listener, app, &config, shutdown).await;
     background.abort();
     reloader.abort();
     let synced = service.sync_ledger();
@@ -366,25 +371,27 @@ pub async fn serve_connections(
     Drained { in_flight, cut_off }
 }
 
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// The shutdown signals, SIGINT and SIGTERM, listened for from the moment this returns:
+/// a signal that comes before the server is ready to stop gracefully (while the snapshot
+/// loads) is kept, and the server stops as soon as it serves, rather than being killed by
+/// the signal's default action.
+fn shutdown_signal() -> io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = term.recv() => {}
-        }
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut term = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = term.recv() => {}
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = interrupt.await;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

@@ -1,6 +1,6 @@
 //! `order_by`: sort keys per field, built on first use and kept.
 //!
-//! Each key compares a field's first value (contract section 2): JSON numbers numerically
+//! Each key compares a field's first value: JSON numbers numerically
 //! and before strings, strings in natural order; a record without the field comes after
 //! those with it in either direction. For a field, every record gets a rank once (equal
 //! values share a rank), so sorting a result compares integers, and ties fall back to the

@@ -1,5 +1,5 @@
 //! Text rules shared by the index, the planner and the default order: folding, words,
-//! natural order and wildcard patterns (contract sections 2 and 3).
+//! natural order and wildcard patterns, as docs/spec/contract.md defines them.
 //!
 //! Everything that compares text in cardex goes through [`fold`] first, so a value is
 //! indexed and queried under exactly the same rules:
@@ -122,8 +122,8 @@ fn plain_quote(c: char) -> char {
     }
 }
 
-/// Whether `c` belongs to the CJK class of contract section 3: Hiragana, Katakana (with
-/// `ー`), half-width Katakana, CJK ideographs and Hangul.
+/// Whether `c` is CJK for the word rules (a change between CJK and other characters ends a
+/// word): Hiragana, Katakana (with `ー`), half-width Katakana, CJK ideographs and Hangul.
 pub fn is_cjk(c: char) -> bool {
     matches!(c,
         '\u{3005}'..='\u{3007}'          // 々 〆 〇
@@ -311,14 +311,14 @@ impl<'a> Iterator for Words<'a> {
 }
 
 /// Whether every character of `word` is CJK (and there is at least one). Such a query word
-/// also matches any indexed word that contains it (contract section 3).
+/// also matches any indexed word that contains it (`ザード` finds `リザードン`).
 pub fn is_all_cjk(word: &str) -> bool {
     !word.is_empty() && word.chars().all(is_cjk)
 }
 
-/// Parses a string that is a whole number (`"120"`, `"-5"`, `"+7"`), as used by the
-/// numeric rule of contract section 3. Surrounding spaces, decimals and exponents are not
-/// whole numbers.
+/// Parses a string that is a whole number (`"120"`, `"-5"`, `"+7"`), which ranges and
+/// comparisons in `q` compare as a number. Surrounding spaces, decimals and exponents are
+/// not whole numbers.
 pub fn whole_number(s: &str) -> Option<f64> {
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
     if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {

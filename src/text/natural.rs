@@ -1,4 +1,4 @@
-//! Natural order (contract section 2): `2` < `10` < `10a` < `TG05`.
+//! Natural order: `2` < `10` < `10a` < `TG05`.
 
 /// Tag bytes of the key encoding. The end of a string sorts before any run, and a digit
 /// run before any other run.

@@ -6,9 +6,9 @@
 //! Every engine gets the same analysis at ingest: values folded with `cardex::query::fold`,
 //! text split into words with `cardex::query::words` (the contract's matching rules, which
 //! the peers' own analysers do not implement: accents, CJK word boundaries). The default
-//! order is computed here, independently of cardex, from the records themselves (contract
-//! section 2), and given to each peer as a `rank` column, the way a service would store a
-//! precomputed sort key. An answer is a count and ranks, so answers compare across engines.
+//! order is computed here, independently of cardex, from the records themselves, and given
+//! to each peer as a `rank` column, the way a service would store a precomputed sort key.
+//! An answer is a count and ranks, so answers compare across engines.
 #![allow(dead_code)]
 
 pub mod scan;
@@ -176,9 +176,9 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// Natural order of two folded strings (contract section 2), written here apart from
-/// cardex's: runs of digits by value (then the shorter run), other runs by code point, a
-/// digit run before another run, a string that runs out first first.
+/// Natural order of two folded strings, written here apart from cardex's: runs of digits
+/// by value (then the shorter run), other runs by code point, a digit run before another
+/// run, a string that runs out first first.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     fn runs(s: &str) -> Vec<(bool, &str)> {
         let mut out = Vec::new();
@@ -306,7 +306,7 @@ pub fn read_cards(dir: &Path, catalog: &str) -> Vec<Card> {
     for (card, _, date) in &mut cards {
         *date = dates.get(&card.expansion_id).cloned().flatten();
     }
-    // Contract section 2: debut expansion's release date (missing last), expansion id,
+    // The default order: debut expansion's release date (missing last), expansion id,
     // number (missing last), id.
     cards.par_sort_by(|(a, an, ad), (b, bn, bd)| {
         let missing_last =

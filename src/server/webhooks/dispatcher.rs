@@ -9,6 +9,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use super::outbox::{Outbox, Pending};
 use super::subscriptions::{Webhooks, MIN_RETRIES};
 use crate::server::journal;
@@ -52,6 +54,48 @@ pub struct Dispatcher {
     queues: Vec<Queue>,
     /// Held from the outbox write to the queue pushes, so that queues keep outbox order.
     publishing: Mutex<()>,
+    /// What the next events' ids are made from.
+    stamp: Mutex<Stamp>,
+}
+
+/// What event ids are made from: a salt of this outbox's, made once and saved with the
+/// marks (so that two servers' events never share ids), and the generation of the last
+/// events enqueued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Stamp {
+    salt: String,
+    generation: u64,
+}
+
+/// The file saved beside the outbox: the marks of the snapshot whose events are all in
+/// the outbox, and the stamp of those events.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SavedMarks {
+    #[serde(flatten)]
+    stamp: Stamp,
+    marks: crate::Marks,
+}
+
+/// The id of `event` of the given generation: `evt_` and 32 hex digits of a SHA-256 over
+/// the salt, the generation, the name and the expansion ids.
+fn stable_event_id(salt: &str, generation: u64, event: &Event) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for part in [salt, &generation.to_string(), &event.name] {
+        hash.update((part.len() as u64).to_le_bytes());
+        hash.update(part.as_bytes());
+    }
+    for id in &event.data.expansion_ids {
+        hash.update((id.len() as u64).to_le_bytes());
+        hash.update(id.as_bytes());
+    }
+    let digest = hash.finalize();
+    let mut id = String::from("evt_");
+    for b in &digest[..16] {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
 }
 
 /// One subscription's deliveries, in order, and the bell its worker waits on.
@@ -85,6 +129,10 @@ impl Dispatcher {
             outbox,
             queues,
             publishing: Mutex::new(()),
+            stamp: Mutex::new(Stamp {
+                salt: new_event_id()["evt_".len()..].to_string(),
+                generation: 0,
+            }),
         });
         let mut restored = 0;
         for p in pending {
@@ -132,16 +180,29 @@ impl Dispatcher {
             .position(|s| s.id == subscription)
     }
 
-    /// Enqueues `events` (durably: synced before it returns, so call it off the async
-    /// workers) for the subscriptions that want them and wakes their workers; returns how
-    /// many deliveries were enqueued.
+    /// Gives `events` their ids, enqueues them (durably: synced before it returns, so call
+    /// it off the async workers) for the subscriptions that want them, and wakes their
+    /// workers; returns how many deliveries were enqueued.
+    ///
+    /// An event's id is stable: a hash of this outbox's salt, the generation of the
+    /// changes (one more than that of the saved marks) and the event's name and expansion
+    /// ids. So when a server stops after enqueuing a reload's events but before saving its
+    /// marks, the start that finds the same changes again makes the same events, which the
+    /// outbox does not enqueue twice (and which a receiver de-duplicates should they have
+    /// been delivered already).
     ///
     /// # Errors
     ///
     /// The outbox's: nothing was enqueued.
-    pub fn publish(&self, events: &[Event]) -> io::Result<usize> {
+    pub fn publish(&self, events: &mut [Event]) -> io::Result<usize> {
         let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stamp = self.stamp.lock().unwrap_or_else(|e| e.into_inner());
+        let generation = stamp.generation + 1;
+        for event in events.iter_mut() {
+            event.id = stable_event_id(&stamp.salt, generation, event);
+        }
         let pending = self.outbox.enqueue(&self.webhooks.subscriptions, events)?;
+        stamp.generation = generation;
         let n = pending.len();
         for p in pending {
             if let Some(i) = self.queue_of(&p.subscription) {
@@ -157,36 +218,54 @@ impl Dispatcher {
         Ok(n)
     }
 
-    /// The marks saved by [`Dispatcher::save_marks`] (`<outbox>.marks`), if any.
+    /// The marks saved by [`Dispatcher::save_marks`] (`<outbox>.marks`), if any; the
+    /// generation and salt saved with them are taken up for the next events' ids.
     ///
     /// # Errors
     ///
     /// A file that cannot be read or is not saved marks.
     pub fn saved_marks(&self) -> io::Result<Option<crate::Marks>> {
         let path = journal::sibling(self.outbox.path(), "marks");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => crate::Marks::from_json(&text).map(Some).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}: {e}", path.display()),
-                )
-            }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let invalid = |e: serde_json::Error| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        };
+        let saved = match serde_json::from_str::<SavedMarks>(&text) {
+            Ok(saved) => saved,
+            // Marks saved alone, as an older server saved them: generation 0.
+            Err(_) => SavedMarks {
+                stamp: self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+                marks: crate::Marks::from_json(&text).map_err(invalid)?,
+            },
+        };
+        *self.stamp.lock().unwrap_or_else(|e| e.into_inner()) = saved.stamp;
+        Ok(Some(saved.marks))
     }
 
-    /// Saves the marks of the snapshot whose events are all in the outbox, so that the
-    /// next start reports what changed while the server was down (written aside, synced,
-    /// renamed into place).
+    /// Saves the marks of the snapshot whose events are all in the outbox, with the
+    /// generation of those events, so that the next start reports what changed while the
+    /// server was down (written aside, synced, renamed into place).
     ///
     /// # Errors
     ///
     /// The file system's.
     pub fn save_marks(&self, marks: &crate::Marks) -> io::Result<()> {
+        let stamp = self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let saved = SavedMarks {
+            stamp,
+            marks: marks.clone(),
+        };
+        let text = serde_json::to_string(&saved).map_err(io::Error::other)?;
         journal::replace(
             &journal::sibling(self.outbox.path(), "marks"),
-            marks.to_json().as_bytes(),
+            text.as_bytes(),
         )
     }
 
@@ -319,5 +398,40 @@ mod tests {
         assert!((0.0..1.0).contains(&u));
         assert_ne!(new_event_id(), new_event_id());
         assert_eq!(new_event_id().len(), 4 + 32);
+    }
+
+    #[test]
+    fn event_ids_are_stable_for_a_generation_and_differ_otherwise() {
+        let event = |name: &str, ids: &[&str]| Event {
+            id: String::new(),
+            name: name.into(),
+            data: crate::EventData {
+                expansion_ids: ids.iter().map(|s| s.to_string()).collect(),
+            },
+        };
+        let raw = event("pokemon.expansions.prices.raw_updated", &["sv1", "sv2"]);
+        let id = stable_event_id("salt", 3, &raw);
+        assert_eq!(id, stable_event_id("salt", 3, &raw));
+        assert_eq!(id.len(), 4 + 32);
+        assert!(id.starts_with("evt_"));
+        assert_ne!(id, stable_event_id("salt", 4, &raw));
+        assert_ne!(id, stable_event_id("other", 3, &raw));
+        assert_ne!(
+            id,
+            stable_event_id(
+                "salt",
+                3,
+                &event("pokemon.expansions.prices.raw_updated", &["sv1"])
+            )
+        );
+        // Lengths are hashed: ["sv1", "sv2"] and ["sv1sv2"] differ.
+        assert_ne!(
+            id,
+            stable_event_id(
+                "salt",
+                3,
+                &event("pokemon.expansions.prices.raw_updated", &["sv1sv2"])
+            )
+        );
     }
 }

@@ -61,6 +61,8 @@ struct OutboxInner {
     pending: BTreeMap<u64, Vec<u8>>,
     /// Their total length.
     pending_len: u64,
+    /// The pending deliveries' subscription and event id, by sequence number.
+    pending_events: BTreeMap<u64, (String, String)>,
 }
 
 /// Pending deliveries' lines, in sequence order, as one text.
@@ -125,6 +127,10 @@ impl Outbox {
             next_seq,
             pending_len: text.len() as u64,
             pending: lines,
+            pending_events: pending
+                .iter()
+                .map(|p| (p.seq, (p.subscription.clone(), p.event.id.clone())))
+                .collect(),
         };
         let outbox = Outbox {
             path: path.to_path_buf(),
@@ -140,7 +146,8 @@ impl Outbox {
     }
 
     /// Writes deliveries of `events` to the subscriptions that want them, synced before it
-    /// returns; returns them with their sequence numbers.
+    /// returns; returns them with their sequence numbers. An event already pending for a
+    /// subscription (the same id) is not enqueued for it again.
     ///
     /// # Errors
     ///
@@ -155,6 +162,13 @@ impl Outbox {
         let mut pending = Vec::new();
         for event in events {
             for s in subscriptions.iter().filter(|s| s.wants(&event.name)) {
+                let already = inner
+                    .pending_events
+                    .values()
+                    .any(|(sub, id)| *sub == s.id && *id == event.id);
+                if already {
+                    continue;
+                }
                 pending.push(Pending {
                     seq,
                     subscription: s.id.clone(),
@@ -178,6 +192,9 @@ impl Outbox {
         for (p, line) in pending.iter().zip(lines) {
             inner.pending_len += line.len() as u64;
             inner.pending.insert(p.seq, line);
+            inner
+                .pending_events
+                .insert(p.seq, (p.subscription.clone(), p.event.id.clone()));
         }
         Ok(pending)
     }
@@ -199,6 +216,7 @@ impl Outbox {
         let inner = &mut *inner;
         inner.compact_if_due()?;
         inner.log.append(&line, false)?;
+        inner.pending_events.remove(&seq);
         if let Some(finished) = inner.pending.remove(&seq) {
             inner.pending_len -= finished.len() as u64;
         }
@@ -365,6 +383,31 @@ mod tests {
         outbox.enqueue(&subs, &[event(4)]).unwrap();
         drop(outbox);
         assert_eq!(pending_after_reopening(&path), ["evt_3", "evt_4"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_event_already_pending_for_a_subscription_is_not_enqueued_again() {
+        let dir = scratch("again");
+        let path = dir.join("webhooks.outbox");
+        let subs = [sub("all", &["*"]), sub("other", &["*"])];
+        let (outbox, _) = Outbox::open(&path).unwrap();
+        assert_eq!(outbox.enqueue(&subs, &[event(1)]).unwrap().len(), 2);
+        outbox.done(1).unwrap();
+        drop(outbox);
+        // Reopened: still pending for "other" only; the same event again goes to "all"
+        // (delivered already: the receiver de-duplicates by id) but not to "other".
+        let (outbox, pending) = Outbox::open(&path).unwrap();
+        assert_eq!(pending.len(), 1);
+        let again = outbox.enqueue(&subs, &[event(1), event(2)]).unwrap();
+        let got: Vec<(&str, &str)> = again
+            .iter()
+            .map(|p| (p.subscription.as_str(), p.event.id.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [("all", "evt_1"), ("all", "evt_2"), ("other", "evt_2")]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

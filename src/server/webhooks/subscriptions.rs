@@ -84,7 +84,8 @@ pub struct Subscription {
     pub url: String,
     /// The signing secret, `whsec_` and at least 16 more characters.
     pub secret: String,
-    /// The event names wanted (spec section 6), or `"*"` for all.
+    /// The event names wanted (`<catalog>.expansions.prices.raw_updated`, ...), or `"*"`
+    /// for all.
     pub events: Vec<String>,
 }
 
@@ -127,7 +128,7 @@ impl RetryPolicy {
     }
 }
 
-/// Whether `name` is an event name of spec section 6 (`<catalog>.expansions.…`).
+/// Whether `name` is a webhook event name: `<catalog>.expansions.…`, one per [`ChangeKind`].
 pub fn valid_event_name(name: &str) -> bool {
     ChangeKind::ALL.iter().any(|kind| {
         let example = kind.event_name("");
