@@ -358,7 +358,8 @@ impl Catalog {
         Ok(count)
     }
 
-    /// The plan of a card search as text (see [`Plan::explain`]).
+    /// The plan of a card search as text: its operators in execution order, with their
+    /// estimated sizes and costs.
     ///
     /// # Errors
     ///

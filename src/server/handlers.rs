@@ -14,7 +14,7 @@ use super::errors::{engine_error, error_response, json_response};
 use super::log;
 use super::metering::Admitted;
 use super::service::Service;
-use crate::{Engine, Error, ItemRequest, SearchRequest};
+use crate::{Catalog, Engine, Error, ItemRequest, SearchRequest};
 
 /// The path's parameters (`catalog`, `lang`, `id`), as axum extracts them.
 pub(super) type PathParams = Result<Path<Vec<(String, String)>>, PathRejection>;
@@ -26,11 +26,8 @@ pub(super) fn list(
     path: PathParams,
     query: Option<&str>,
 ) -> Response {
-    with_params(path, |params| {
-        let catalog = engine.try_catalog(params.get("catalog").unwrap_or_default())?;
-        let pairs = query_pairs(query);
-        let mut req =
-            SearchRequest::from_params(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    catalog_answer(engine, path, query, |catalog, params, pairs| {
+        let mut req = SearchRequest::from_params(pairs.iter().copied())?;
         if let Some(lang) = params.get("lang") {
             req = req.lang(lang);
         }
@@ -54,10 +51,8 @@ pub(super) fn item(
     path: PathParams,
     query: Option<&str>,
 ) -> Response {
-    with_params(path, |params| {
-        let catalog = engine.try_catalog(params.get("catalog").unwrap_or_default())?;
-        let pairs = query_pairs(query);
-        let req = ItemRequest::from_params(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    catalog_answer(engine, path, query, |catalog, params, pairs| {
+        let req = ItemRequest::from_params(pairs.iter().copied())?;
         let id = params.get("id").unwrap_or_default();
         let item = match endpoint {
             Endpoint::Expansion => catalog.expansion(id, &req)?,
@@ -67,6 +62,40 @@ pub(super) fn item(
         item.write_to(&mut out).expect("writing to a Vec");
         Ok(out)
     })
+}
+
+/// A catalog endpoint's answer: `answer` gets the catalog the path names, the path's
+/// parameters and the query string's pairs, and gives the body of a `200` or the engine's
+/// error; a path that is not UTF-8 once decoded is a `400`.
+fn catalog_answer(
+    engine: &Engine,
+    path: PathParams,
+    query: Option<&str>,
+    answer: impl FnOnce(&Catalog, &Params, &[(&str, &str)]) -> Result<Vec<u8>, Error>,
+) -> Response {
+    let Ok(Path(params)) = path else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_path",
+            "the path is not valid UTF-8 once percent-decoded".into(),
+            json!({}),
+        );
+    };
+    let params = Params(params);
+    let answered = engine
+        .try_catalog(params.get("catalog").unwrap_or_default())
+        .and_then(|catalog| {
+            let pairs = query_pairs(query);
+            let pairs: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            answer(catalog, &params, &pairs)
+        });
+    match answered {
+        Ok(body) => json_response(StatusCode::OK, body),
+        Err(e) => engine_error(&e),
+    }
 }
 
 /// `/account/v1/usage`: the admitted team's figures as of the last refresh. It takes no
@@ -88,26 +117,6 @@ pub(super) fn usage(service: &Service, team: Option<Admitted>, query: Option<&st
             "this server runs without accounts: there is no usage to report".into(),
             json!({}),
         ),
-    }
-}
-
-/// Runs `answer` with the path's parameters, turning its bytes into a `200` and its error
-/// into the engine's error answer; a path that is not UTF-8 once decoded is a `400`.
-fn with_params(
-    path: PathParams,
-    answer: impl FnOnce(&Params) -> Result<Vec<u8>, Error>,
-) -> Response {
-    let Ok(Path(params)) = path else {
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            "invalid_path",
-            "the path is not valid UTF-8 once percent-decoded".into(),
-            json!({}),
-        );
-    };
-    match answer(&Params(params)) {
-        Ok(body) => json_response(StatusCode::OK, body),
-        Err(e) => engine_error(&e),
     }
 }
 

@@ -22,6 +22,7 @@
 //! the spec leaves open.
 
 pub mod accounts;
+mod clock;
 mod errors;
 mod handlers;
 mod journal;
@@ -35,48 +36,8 @@ mod run;
 mod service;
 pub mod webhooks;
 
+pub use clock::unix_now;
 pub use errors::{error_body, error_code, error_status};
-pub use router::router;
+pub use router::{router, MAX_HEADER_BYTES, MAX_URI_BYTES, OPENAPI, ROUTES};
 pub use run::{run, serve_connections, Drained, ServeConfig, ServeError};
 pub use service::Service;
-
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use accounts::Endpoint;
-
-/// The OpenAPI 3.1 document of the service, served at `/openapi.json`.
-pub const OPENAPI: &str = include_str!("openapi.json");
-
-/// The longest request URI accepted (bytes); longer ones get `414`.
-pub const MAX_URI_BYTES: usize = 8 * 1024;
-/// The most header bytes (names and values) accepted; more get `431`.
-pub const MAX_HEADER_BYTES: usize = 16 * 1024;
-
-/// Every route of the service, as axum path patterns, with the endpoint it serves
-/// (`None`: no credentials needed). The OpenAPI document lists exactly these paths.
-pub const ROUTES: [(&str, Option<Endpoint>); 10] = [
-    ("/{catalog}/v1/cards", Some(Endpoint::Cards)),
-    ("/{catalog}/v1/{lang}/cards", Some(Endpoint::Cards)),
-    ("/{catalog}/v1/cards/{id}", Some(Endpoint::Card)),
-    (
-        "/{catalog}/v1/expansions/{id}/cards",
-        Some(Endpoint::ExpansionCards),
-    ),
-    ("/{catalog}/v1/expansions", Some(Endpoint::Expansions)),
-    (
-        "/{catalog}/v1/{lang}/expansions",
-        Some(Endpoint::Expansions),
-    ),
-    ("/{catalog}/v1/expansions/{id}", Some(Endpoint::Expansion)),
-    ("/account/v1/usage", Some(Endpoint::Usage)),
-    ("/healthz", None),
-    ("/openapi.json", None),
-];
-
-/// Seconds since the Unix epoch.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use super::log;
+use super::service::Service;
 use super::webhooks::{new_event_id, Dispatcher};
-use super::{log, Service};
 use crate::live::{Event, ReloadError};
 
 /// What a reload waits on besides the folder: SIGHUP where there are signals.

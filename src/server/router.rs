@@ -16,9 +16,38 @@ use serde_json::json;
 use super::accounts::{self, Endpoint};
 use super::errors::{error_response, json_response};
 use super::handlers::{self, answer_or_internal_error, PathParams};
+use super::log;
 use super::metering::{self, Admitted};
 use super::service::Service;
-use super::{log, MAX_HEADER_BYTES, MAX_URI_BYTES, OPENAPI, ROUTES};
+
+/// The OpenAPI 3.1 document of the service, served at `/openapi.json`.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// The longest request URI accepted (bytes); longer ones get `414`.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most header bytes (names and values) accepted; more get `431`.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// Every route of the service, as axum path patterns, with the endpoint it serves
+/// (`None`: no credentials needed). The OpenAPI document lists exactly these paths.
+pub const ROUTES: [(&str, Option<Endpoint>); 10] = [
+    ("/{catalog}/v1/cards", Some(Endpoint::Cards)),
+    ("/{catalog}/v1/{lang}/cards", Some(Endpoint::Cards)),
+    ("/{catalog}/v1/cards/{id}", Some(Endpoint::Card)),
+    (
+        "/{catalog}/v1/expansions/{id}/cards",
+        Some(Endpoint::ExpansionCards),
+    ),
+    ("/{catalog}/v1/expansions", Some(Endpoint::Expansions)),
+    (
+        "/{catalog}/v1/{lang}/expansions",
+        Some(Endpoint::Expansions),
+    ),
+    ("/{catalog}/v1/expansions/{id}", Some(Endpoint::Expansion)),
+    ("/account/v1/usage", Some(Endpoint::Usage)),
+    ("/healthz", None),
+    ("/openapi.json", None),
+];
 
 /// The router of the service: every route of [`ROUTES`], the 404 and 405 bodies, gzip when
 /// the client accepts it, the size limits, a timeout and the request log.
@@ -43,34 +72,30 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
 /// The handler of a metered endpoint.
 fn metered(endpoint: Endpoint) -> MethodRouter<Arc<Service>> {
     match endpoint {
-        Endpoint::Cards | Endpoint::Expansions | Endpoint::ExpansionCards => get(
-            move |State(service): State<Arc<Service>>,
-                  path: PathParams,
-                  RawQuery(query): RawQuery| async move {
-                answer_or_internal_error(|| {
-                    handlers::list(
-                        &service.engine().current(),
-                        endpoint,
-                        path,
-                        query.as_deref(),
-                    )
-                })
-            },
-        ),
-        Endpoint::Card | Endpoint::Expansion => get(
-            move |State(service): State<Arc<Service>>,
-                  path: PathParams,
-                  RawQuery(query): RawQuery| async move {
-                answer_or_internal_error(|| {
-                    handlers::item(
-                        &service.engine().current(),
-                        endpoint,
-                        path,
-                        query.as_deref(),
-                    )
-                })
-            },
-        ),
+        Endpoint::Cards
+        | Endpoint::Expansions
+        | Endpoint::ExpansionCards
+        | Endpoint::Card
+        | Endpoint::Expansion => {
+            let handler = match endpoint {
+                Endpoint::Card | Endpoint::Expansion => handlers::item,
+                _ => handlers::list,
+            };
+            get(
+                move |State(service): State<Arc<Service>>,
+                      path: PathParams,
+                      RawQuery(query): RawQuery| async move {
+                    answer_or_internal_error(|| {
+                        handler(
+                            &service.engine().current(),
+                            endpoint,
+                            path,
+                            query.as_deref(),
+                        )
+                    })
+                },
+            )
+        }
         Endpoint::Usage => get(
             |State(service): State<Arc<Service>>,
              team: Option<Extension<Admitted>>,

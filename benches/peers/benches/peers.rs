@@ -23,8 +23,9 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use cardex::{Catalog, SearchRequest};
-use cardex_peers::{read_cards, scan::Scan, sqlite::Sqlite, tantivy_peer::Tantivy, Answer, Class};
+use cardex_peers::{
+    cardex_answer, read_cards, scan::Scan, sqlite::Sqlite, tantivy_peer::Tantivy, Answer, Class,
+};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 /// The sizes to run, from `CARDEX_PEER_SIZES`, by default 10k, 100k and 1M cards.
@@ -35,19 +36,6 @@ fn sizes() -> Vec<usize> {
             .filter_map(|s| s.trim().parse().ok())
             .collect(),
         Err(_) => vec![10_000, 100_000, 1_000_000],
-    }
-}
-
-/// cardex's answer: `Catalog::hits`, the count and the first page of record ids (which are
-/// default-order positions).
-fn cardex_answer(catalog: &Catalog, class: Class) -> Answer {
-    let (q, lang) = class.cardex_request();
-    let mut req = SearchRequest::new(q);
-    req.lang = lang;
-    let hits = catalog.hits(&req).expect("cardex answers");
-    Answer {
-        total: hits.total_count,
-        first: hits.record_ids,
     }
 }
 

@@ -21,6 +21,19 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde_json::Value;
 
+/// cardex's answer: `Catalog::hits`, the count and the first page of record ids (which are
+/// default-order positions).
+pub fn cardex_answer(catalog: &cardex::Catalog, class: Class) -> Answer {
+    let (q, lang) = class.cardex_request();
+    let mut req = cardex::SearchRequest::new(q);
+    req.lang = lang;
+    let hits = catalog.hits(&req).expect("cardex answers");
+    Answer {
+        total: hits.total_count,
+        first: hits.record_ids,
+    }
+}
+
 /// How many ids an answer lists: one page of the service.
 pub const PAGE: usize = 100;
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::outbox::{Outbox, Pending};
 use super::subscriptions::{Webhooks, MIN_RETRIES};
+use crate::server::clock::unix_now;
 use crate::server::journal;
 use crate::server::log;
 use crate::webhook::{sign, SIGNATURE_HEADER};
@@ -291,7 +292,7 @@ impl Dispatcher {
             let mut attempt: u32 = 0;
             loop {
                 attempt += 1;
-                let t = crate::server::unix_now();
+                let t = unix_now();
                 let result = client
                     .post(&subscription.url)
                     .header("content-type", "application/json")
