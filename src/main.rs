@@ -125,6 +125,10 @@ struct ServeArgs {
     /// The webhook outbox [default: the webhooks file with extension `outbox`].
     #[arg(long, value_name = "FILE", requires = "webhooks")]
     outbox: Option<PathBuf>,
+    /// A PEM file of private CA certificates that `https://` webhook receivers may present
+    /// certificates from, besides the system's and webpki's root certificates.
+    #[arg(long, value_name = "FILE", requires = "webhooks")]
+    webhook_ca: Option<PathBuf>,
     /// How often the snapshot folder is checked for changes, in milliseconds (a reload
     /// follows once two checks agree on a new state); 0 turns watching off (SIGHUP still
     /// reloads).
@@ -387,6 +391,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.shutdown_grace = std::time::Duration::from_secs(args.shutdown_grace);
             config.webhooks = args.webhooks;
             config.outbox = args.outbox;
+            config.webhook_ca = args.webhook_ca;
             config.watch_interval = (args.watch_interval > 0)
                 .then(|| std::time::Duration::from_millis(args.watch_interval));
             return cardex::server::run(config).map_err(|e| Failure::Serve(e.to_string()));
@@ -418,7 +423,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             let key = accounts
                 .add_key(&team, plan, cardex::server::unix_now())
-                .map_err(Failure::Usage)?;
+                .map_err(|e| Failure::Usage(e.to_string()))?;
             accounts
                 .write(&path)
                 .map_err(|e| Failure::Serve(e.to_string()))?;

@@ -20,6 +20,8 @@ use axum::routing::post;
 use cardex::webhook::{verify, VerifyError, DEFAULT_TOLERANCE};
 use serde_json::{json, Value};
 use serving::{scratch, Server};
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio_rustls::rustls::ServerConfig;
 
 const SECRET_ALL: &str = "whsec_all_0123456789abcdef";
 const SECRET_GRADED: &str = "whsec_graded_0123456789abcdef";
@@ -67,8 +69,38 @@ impl DownReceiver {
 
 impl Receiver {
     async fn listen(&self, listener: tokio::net::TcpListener) {
+        let app = self.app();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+
+    /// Listens for `https://` deliveries: TLS by rustls with `tls`'s certificate, then the
+    /// same routes over hyper's HTTP/1.
+    async fn listen_tls(&self, listener: tokio::net::TcpListener, tls: Arc<ServerConfig>) {
+        let app = self.app();
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (acceptor, app) = (acceptor.clone(), app.clone());
+                tokio::spawn(async move {
+                    // A client that refuses the certificate ends its handshake here.
+                    let Ok(stream) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+    }
+
+    fn app(&self) -> axum::Router {
         let me = self.clone();
-        let app = axum::Router::new().route(
+        axum::Router::new().route(
             "/{hook}",
             post(
                 move |axum::extract::Path(hook): axum::extract::Path<String>,
@@ -95,8 +127,7 @@ impl Receiver {
                     }
                 },
             ),
-        );
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        )
     }
 
     fn got(&self) -> Vec<Delivery> {
@@ -156,11 +187,16 @@ fn edit_card(data: &Path, file: &str, id: &str, edit: impl FnOnce(&mut Value)) {
 }
 
 fn webhooks_file(dir: &Path, port: u16, retry: Value) -> PathBuf {
+    webhooks_file_for(dir, &format!("http://127.0.0.1:{port}"), retry)
+}
+
+/// A webhooks file with the two subscriptions at `base` (`scheme://host:port`).
+fn webhooks_file_for(dir: &Path, base: &str, retry: Value) -> PathBuf {
     let path = dir.join("webhooks.json");
     let file = json!({
         "subscriptions": [
-            {"id": "all", "url": format!("http://127.0.0.1:{port}/all"), "secret": SECRET_ALL, "events": ["*"]},
-            {"id": "graded", "url": format!("http://127.0.0.1:{port}/graded"), "secret": SECRET_GRADED,
+            {"id": "all", "url": format!("{base}/all"), "secret": SECRET_ALL, "events": ["*"]},
+            {"id": "graded", "url": format!("{base}/graded"), "secret": SECRET_GRADED,
              "events": ["onepiece.expansions.prices.graded_updated"]}
         ],
         "retry": retry,
@@ -485,5 +521,101 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.got().len(), 5);
     server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A certificate authority made for one test, and a server certificate it signed for
+/// `127.0.0.1` and `localhost`: the CA's PEM, and the server's rustls configuration.
+fn test_ca_and_server() -> (String, Arc<ServerConfig>) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "cardex test CA");
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let server = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let chain = vec![CertificateDer::from(server.der().to_vec())];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    let config = ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    (ca.pem(), Arc::new(config))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_receivers_get_signed_deliveries_and_an_unknown_ca_is_a_retried_failure() {
+    let dir = scratch("https");
+    let data = snapshot_copy(&dir);
+    let (ca_pem, tls) = test_ca_and_server();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &ca_pem).unwrap();
+    let receiver = Receiver::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    receiver.listen_tls(listener, tls).await;
+    let hooks = webhooks_file_for(
+        &dir,
+        &format!("https://localhost:{port}"),
+        json!({"first_delay_ms": 50, "max_delay_ms": 100, "timeout_ms": 2000}),
+    );
+    let args = [
+        "--webhooks",
+        hooks.to_str().unwrap(),
+        "--watch-interval",
+        "0",
+    ];
+    // Without the private CA the receiver's certificate is not trusted: every attempt
+    // fails with the reason logged, and the event stays pending.
+    let server = Server::start_on(&data, &args);
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        c["variants"][0]["prices"][0]["market"] = json!(12.5);
+    });
+    server.signal("HUP");
+    let log = server.wait_for("event=webhook_retry", 2);
+    assert!(log.to_ascii_lowercase().contains("certificate"), "{log}");
+    assert!(receiver.got().is_empty());
+    server.stop();
+    // With it, the pending event is delivered over TLS, signed.
+    let mut trusted = args.to_vec();
+    trusted.extend(["--webhook-ca", ca.to_str().unwrap()]);
+    let server = Server::start_on(&data, &trusted);
+    let got = receiver.wait_for_ok(1).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].path, "all");
+    assert_eq!(
+        event_of(&got[0])["name"],
+        "pokemon.expansions.prices.raw_updated"
+    );
+    verify(
+        &got[0].signature,
+        &got[0].body,
+        SECRET_ALL,
+        SystemTime::now(),
+        DEFAULT_TOLERANCE,
+    )
+    .expect("signed");
+    server.stop();
+    // A CA file that holds no certificate stops the server at start, naming the file.
+    std::fs::write(&ca, "not a certificate").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args([
+            "serve",
+            "--data",
+            data.to_str().unwrap(),
+            "--addr",
+            "127.0.0.1:0",
+        ])
+        .args(&trusted)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ca.pem"), "{stderr}");
+    assert!(stderr.contains("--webhook-ca takes a PEM file"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

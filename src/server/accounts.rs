@@ -272,11 +272,11 @@ impl Accounts {
     /// # Errors
     ///
     /// An invalid team id, or no randomness from the OS.
-    pub fn add_key(&mut self, team: &str, plan: Plan, now: u64) -> Result<String, String> {
+    pub fn add_key(&mut self, team: &str, plan: Plan, now: u64) -> Result<String, AddKeyError> {
         if !valid_team_id(team) {
-            return Err(format!(
-                "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
-            ));
+            return Err(AddKeyError::BadTeamId {
+                team: team.to_string(),
+            });
         }
         let key = new_key()?;
         let stored = StoredKey {
@@ -295,10 +295,37 @@ impl Accounts {
     }
 }
 
+/// Why a key could not be added.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AddKeyError {
+    /// The team id is not 1 to 64 letters, digits, `_` or `-`.
+    BadTeamId {
+        /// The id as given.
+        team: String,
+    },
+    /// The OS gave no randomness to make the key from.
+    NoRandomness(getrandom::Error),
+}
+
+impl fmt::Display for AddKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AddKeyError::BadTeamId { team } => write!(
+                f,
+                "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
+            ),
+            AddKeyError::NoRandomness(e) => write!(f, "no randomness from the OS: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AddKeyError {}
+
 /// A new API key: `cdx_` and 64 hex digits of OS randomness (256 bits).
-fn new_key() -> Result<String, String> {
+fn new_key() -> Result<String, AddKeyError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the OS: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(AddKeyError::NoRandomness)?;
     Ok(format!("cdx_{}", hex(&bytes)))
 }
 
@@ -443,7 +470,9 @@ mod tests {
             ring.check(Some(&second), Some("acme")),
             Credentials::Valid(0)
         );
-        assert!(accounts.add_key("bad id", plan(), 1).is_err());
+        let bad = accounts.add_key("bad id", plan(), 1).unwrap_err();
+        assert!(matches!(bad, AddKeyError::BadTeamId { ref team } if team == "bad id"));
+        assert!(bad.to_string().contains("is not 1 to 64 letters"), "{bad}");
     }
 
     #[test]

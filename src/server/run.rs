@@ -44,6 +44,14 @@ pub enum ServeError {
         /// Why.
         source: io::Error,
     },
+    /// The private CA file for `https://` receivers could not be read or holds no
+    /// certificate.
+    WebhookCa {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// The address could not be bound.
     Listen {
         /// The address as configured.
@@ -66,6 +74,11 @@ impl fmt::Display for ServeError {
             ServeError::Ledger { path, source } => write!(f, "{}: {source}", path.display()),
             ServeError::Webhooks(e) => e.fmt(f),
             ServeError::Outbox { path, source } => write!(f, "{}: {source}", path.display()),
+            ServeError::WebhookCa { path, reason } => write!(
+                f,
+                "{}: {reason}; --webhook-ca takes a PEM file of CA certificates",
+                path.display()
+            ),
             ServeError::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
         }
     }
@@ -81,6 +94,7 @@ impl std::error::Error for ServeError {
             | ServeError::Outbox { source, .. }
             | ServeError::Listen { source, .. } => Some(source),
             ServeError::Webhooks(e) => Some(e),
+            ServeError::WebhookCa { .. } => None,
         }
     }
 }
@@ -112,6 +126,9 @@ pub struct ServeConfig {
     pub webhooks: Option<PathBuf>,
     /// The webhook outbox; by default the webhooks file's path with extension `outbox`.
     pub outbox: Option<PathBuf>,
+    /// A PEM file of private CA certificates that `https://` receivers' certificates may
+    /// chain to, besides the system's and webpki's roots.
+    pub webhook_ca: Option<PathBuf>,
     /// How often the snapshot folder is checked for changes (a reload follows once two
     /// checks in a row see the same new state); `None`: only SIGHUP reloads.
     pub watch_interval: Option<Duration>,
@@ -134,6 +151,7 @@ impl ServeConfig {
             shutdown_grace: Duration::from_secs(30),
             webhooks: None,
             outbox: None,
+            webhook_ca: None,
             watch_interval: Some(Duration::from_secs(1)),
         }
     }
@@ -198,6 +216,10 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     let webhooks = match &config.webhooks {
         Some(path) => {
             let webhooks = webhooks::Webhooks::read(path).map_err(ServeError::Webhooks)?;
+            let roots = match &config.webhook_ca {
+                Some(ca) => private_roots(ca)?,
+                None => Vec::new(),
+            };
             let outbox = config
                 .outbox
                 .clone()
@@ -211,7 +233,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
                     outbox.display()
                 ),
             );
-            Some((webhooks, outbox))
+            Some((webhooks, outbox, roots))
         }
         None => None,
     };
@@ -222,19 +244,20 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
 async fn serve(
     service: Arc<Service>,
     config: ServeConfig,
-    webhooks: Option<(webhooks::Webhooks, PathBuf)>,
+    webhooks: Option<(webhooks::Webhooks, PathBuf, Vec<reqwest::Certificate>)>,
     stamp: reload::Stamp,
     hangup: reload::Hangup,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let dispatcher = match webhooks {
-        Some((webhooks, outbox)) => {
-            let dispatcher = webhooks::Dispatcher::start(webhooks, &outbox).map_err(|source| {
-                ServeError::Outbox {
-                    path: outbox.clone(),
-                    source,
-                }
-            })?;
+        Some((webhooks, outbox, roots)) => {
+            let dispatcher =
+                webhooks::Dispatcher::start(webhooks, &outbox, &roots).map_err(|source| {
+                    ServeError::Outbox {
+                        path: outbox.clone(),
+                        source,
+                    }
+                })?;
             reload::catch_up(&service, &dispatcher).map_err(|source| ServeError::Outbox {
                 path: outbox.clone(),
                 source,
@@ -369,6 +392,21 @@ pub async fn serve_connections(
         Err(_) => in_flight.max(1),
     };
     Drained { in_flight, cut_off }
+}
+
+/// The certificates of a private CA file (PEM, one or more), for `https://` receivers.
+fn private_roots(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, ServeError> {
+    let bad = |reason: String| ServeError::WebhookCa {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let pem = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let roots = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| bad(format!("not PEM certificates ({e})")))?;
+    if roots.is_empty() {
+        return Err(bad("it holds no certificate".into()));
+    }
+    Ok(roots)
 }
 
 /// The shutdown signals, SIGINT and SIGTERM, listened for from the moment this returns:

@@ -108,18 +108,26 @@ struct Queue {
 
 impl Dispatcher {
     /// Opens the outbox and starts one delivery worker per subscription (on the current
-    /// tokio runtime), which first delivers what the outbox still holds.
+    /// tokio runtime), which first delivers what the outbox still holds. `https://`
+    /// receivers are trusted when their certificate chains to the system's root
+    /// certificates, webpki's (Mozilla's), or one of `private_roots`.
     ///
     /// # Errors
     ///
     /// The outbox's.
-    pub fn start(webhooks: Webhooks, outbox_path: &Path) -> io::Result<Arc<Dispatcher>> {
+    pub fn start(
+        webhooks: Webhooks,
+        outbox_path: &Path,
+        private_roots: &[reqwest::Certificate],
+    ) -> io::Result<Arc<Dispatcher>> {
         let (outbox, pending) = Outbox::open(outbox_path)?;
-        let client = reqwest::Client::builder()
+        let mut client = reqwest::Client::builder()
             .timeout(Duration::from_millis(webhooks.retry.timeout_ms))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(io::Error::other)?;
+            .redirect(reqwest::redirect::Policy::none());
+        for root in private_roots {
+            client = client.add_root_certificate(root.clone());
+        }
+        let client = client.build().map_err(io::Error::other)?;
         let queues = webhooks
             .subscriptions
             .iter()

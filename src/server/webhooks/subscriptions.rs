@@ -80,7 +80,7 @@ pub struct Webhooks {
 pub struct Subscription {
     /// A name for logs and the outbox: `[A-Za-z0-9_-]{1,64}`, unique in the file.
     pub id: String,
-    /// Where events are POSTed: an `http://` URL.
+    /// Where events are POSTed: an `http://` or `https://` URL.
     pub url: String,
     /// The signing secret, `whsec_` and at least 16 more characters.
     pub secret: String,
@@ -156,7 +156,7 @@ impl Webhooks {
     /// # Errors
     ///
     /// A [`WebhooksError`] naming the file and what is wrong: unreadable, not JSON of this
-    /// shape, a bad or repeated id, a URL that is not `http://`, a short secret, an unknown
+    /// shape, a bad or repeated id, a URL that is not `http://` or `https://`, a short secret, an unknown
     /// event.
     pub fn read(path: &Path) -> Result<Webhooks, WebhooksError> {
         let text = std::fs::read_to_string(path).map_err(|source| WebhooksError::Read {
@@ -190,13 +190,12 @@ impl Webhooks {
                 return Err(format!("{it}: `id` is used twice"));
             }
             match reqwest::Url::parse(&s.url) {
-                Ok(url) if url.scheme() == "http" && url.host().is_some() => {}
-                Ok(url) if url.scheme() == "https" => {
+                Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {}
+                Ok(_) => {
                     return Err(format!(
-                        "{it}: https:// receivers are not supported yet (no TLS stack); use http:// behind a TLS proxy"
+                        "{it}: `url` must be an http:// or https:// URL with a host"
                     ))
                 }
-                Ok(_) => return Err(format!("{it}: `url` must be an http:// URL with a host")),
                 Err(e) => return Err(format!("{it}: `url` is not a URL: {e}")),
             }
             if !s.secret.starts_with("whsec_") || s.secret.len() < "whsec_".len() + 16 {
@@ -250,10 +249,10 @@ pub(super) mod tests {
             f(&mut w.subscriptions[0]);
             w.check().unwrap_err()
         };
-        assert!(
-            with(&|s| s.url = "https://x".into()).contains("https:// receivers are not supported")
-        );
-        assert!(with(&|s| s.url = "ftp://x".into()).contains("http:// URL"));
+        let mut tls = good.clone();
+        tls.subscriptions[0].url = "https://hooks.example.com/cardex".into();
+        assert_eq!(tls.check(), Ok(()));
+        assert!(with(&|s| s.url = "ftp://x".into()).contains("http:// or https:// URL"));
         assert!(with(&|s| s.url = "http://exa mple/".into()).contains("not a URL"));
         assert!(with(&|s| s.url = "http://h:99999/".into()).contains("not a URL"));
         assert!(with(&|s| s.secret = "whsec_short".into()).contains("secret"));
@@ -286,7 +285,7 @@ pub(super) mod tests {
         std::fs::write(&broken, r#"{"subscriptions": [{"id": "a", "url": "ftp://x", "secret": "whsec_0123456789abcdef", "events": ["*"]}]}"#).unwrap();
         let e = Webhooks::read(&broken).unwrap_err();
         assert!(matches!(e, WebhooksError::Invalid { .. }), "{e:?}");
-        assert!(e.to_string().contains("http:// URL"), "{e}");
+        assert!(e.to_string().contains("http:// or https:// URL"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
