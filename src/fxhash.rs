@@ -2,6 +2,10 @@
 //! a time), and the `HashMap` built on it, for maps keyed by snapshot data: ids, values,
 //! fingerprints. Keys come from the snapshot, not from requests, so hash flooding is not
 //! a concern; request paths never reach these maps.
+//!
+//! Its output must not change: the change marks saved beside a webhook outbox are digests
+//! made with it (`live::changes`), and a server compares a snapshot with the marks an
+//! earlier version saved.
 
 use std::hash::{BuildHasherDefault, Hasher};
 

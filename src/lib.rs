@@ -61,6 +61,8 @@
 //!   hyper, tower-http, reqwest for webhook deliveries): module `server`.
 //! - **webhook** (enabled by default, part of `server`) — `webhook::sign` and
 //!   `webhook::verify` (HMAC-SHA256); no async runtime or HTTP stack.
+//! - **generate** (not enabled by default) — `generate`: seeded synthetic snapshots of any
+//!   size, shaped like real catalogs, for benchmarks and tests (and `cardex generate`).
 
 // Every public item is documented: the docs are the reference of the query language and
 // of the decisions the contract leaves open.

@@ -40,6 +40,12 @@ pub struct FieldInfo<'a> {
     /// Whether any record holds a value (string, number, boolean) there, rather than only
     /// objects: such a field can be searched and sorted by.
     pub holds_values: bool,
+    /// Whether any record holds a number there (a JSON number or a whole-number string):
+    /// such a field answers ranges and comparisons.
+    pub holds_numbers: bool,
+    /// Whether any record holds an object there (`legalities`, `attacks`, `variants`):
+    /// the fields under it are `path.name`.
+    pub holds_objects: bool,
     /// How many records hold anything there.
     pub records: u64,
 }
@@ -63,6 +69,8 @@ impl<'a> Schema<'a> {
             path: f.path(),
             kind: f.kind(),
             holds_values: f.has_values(),
+            holds_numbers: f.has_numbers(),
+            holds_objects: f.holds_objects(),
             records: f.exists().len(),
         })
     }
@@ -243,6 +251,24 @@ mod tests {
                 .as_deref(),
             Some("rarity")
         );
+    }
+
+    #[test]
+    fn fields_list_what_the_records_hold() {
+        let index = index();
+        let schema = Schema::new(&index);
+        let field = |path: &str| schema.fields().find(|f| f.path == path).unwrap();
+        let hp = field("hp");
+        assert!(hp.holds_values && hp.holds_numbers && !hp.holds_objects);
+        assert_eq!(hp.records, 1);
+        let legalities = field("legalities");
+        assert!(legalities.holds_objects && !legalities.holds_values);
+        let rarity = field("rarity_code");
+        assert_eq!(
+            (rarity.kind, rarity.holds_numbers, rarity.records),
+            (FieldKind::Keyword, false, 2)
+        );
+        assert_eq!(field("name").kind, FieldKind::Text);
     }
 
     #[test]

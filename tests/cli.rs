@@ -1,4 +1,7 @@
-//! The `cardex` binary (contract section 5): output, errors on stderr, exit statuses.
+//! The `cardex` binary: output, errors on stderr, exit statuses.
+
+// The binary is built with the `cli` feature.
+#![cfg(feature = "cli")]
 
 mod support;
 

@@ -1,6 +1,6 @@
-//! `LiveEngine` (issue #6) as a library user sees it, without the server: reloads swap
+//! `LiveEngine` as a library user sees it, without the server: reloads swap
 //! atomically, a refused snapshot keeps the old engine, the report names exactly the
-//! changed expansions, and every event name of spec section 6 can be produced.
+//! changed expansions, and every event name of the service (docs/spec/card-data-service.md, webhooks) can be produced.
 
 mod support;
 

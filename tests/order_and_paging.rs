@@ -1,4 +1,4 @@
-//! Default order, `order_by`, and paging (contract sections 2 and 4).
+//! Default order, `order_by`, and paging (docs/spec/contract.md).
 
 mod support;
 

@@ -1,5 +1,5 @@
 //! The `q` language on the bundled snapshot: every example of the spec and the contract
-//! as written, and the matching rules of contract section 3.
+//! as written, and the matching rules of the contract (docs/spec/contract.md).
 
 mod support;
 

@@ -4,7 +4,8 @@
 //! under a concurrent burst, credit accounting, usage lag, a restart after `kill -9`, the
 //! OpenAPI document against the routes.
 
-#![cfg(feature = "server")]
+// They run the `cardex` binary, which needs the `cli` feature.
+#![cfg(all(feature = "server", feature = "cli"))]
 
 mod serving;
 
@@ -318,6 +319,16 @@ async fn credentials_are_checked_and_never_logged() {
             "{creds:?}"
         );
     }
+    // A path that is not UTF-8 once decoded is refused as such before credentials, as
+    // without accounts; and a POST is a 405 without credentials either.
+    let bad_path = server.url("/pokemon/v1/cards/%FF");
+    let (s, _, e) = get(&c, &bad_path, None).await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::BAD_REQUEST, "invalid_path")
+    );
+    let posted = c.post(&url).send().await.unwrap();
+    assert_eq!(posted.status(), StatusCode::METHOD_NOT_ALLOWED);
     // Only the key header: 401 too (the Scrydex integrators' surprise), saying which is missing.
     let response = c.get(&url).header("X-Api-Key", &acme).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);

@@ -1,8 +1,9 @@
-//! Variants, printings, prices and pop reports (spec 2.2, contract section 1), and what
+//! Variants, printings, prices and pop reports (docs/spec/card-data-service.md, docs/spec/contract.md), and what
 //! `include` and `select` serve.
 
 mod support;
 
+#[cfg(feature = "server")]
 use cardex::server::error_status;
 use cardex::{ItemRequest, SearchRequest};
 use support::{catalog, ids, json};
@@ -208,10 +209,9 @@ fn cards_of_an_expansion_include_its_reprints() {
     let err = c
         .expansion_cards("OP99", &SearchRequest::new(""))
         .unwrap_err();
-    assert_eq!(
-        (error_status(&err), err.to_string().as_str()),
-        (404, "no expansion with id `OP99`")
-    );
+    assert_eq!(err.to_string(), "no expansion with id `OP99`");
+    #[cfg(feature = "server")]
+    assert_eq!(error_status(&err), 404);
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! their expansion ids, the signatures, refused snapshots, retries through an outage and
 //! a restart.
 
-#![cfg(feature = "server")]
+// They run the `cardex` binary, which needs the `cli` feature.
+#![cfg(all(feature = "server", feature = "cli"))]
 
 mod serving;
 mod support;

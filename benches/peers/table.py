@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the medians of `cargo bench --bench peers` as the Markdown tables of BENCHMARKS.md.
+"""Prints the medians of `cargo bench -p cardex-peers --bench peers` as the Markdown tables of BENCHMARKS.md.
 
 Reads criterion's estimates under target/criterion/peers_<class>/<engine>/<size>/new/.
 Usage: python3 benches/peers/table.py [SIZE ...]   (default: 10k 100k 1M)

@@ -11,7 +11,6 @@ use crate::fxhash::SEED;
 /// FxHash's product keeps the low bits of its input in its low bits, and tables pick places
 /// by low bits: keys whose low bits are all zero, as the bits of a whole-number `f64` are
 /// (42 zero bits for numbers below 1,024), would all start probing at the same place.
-/// (`FxHasher` itself is left as it is: change marks saved on disk hash with it.)
 #[inline]
 fn fmix64(mut h: u64) -> u64 {
     h ^= h >> 33;
@@ -23,7 +22,7 @@ fn fmix64(mut h: u64) -> u64 {
 
 /// The hash of a string for [`StrSlots`]: FxHash's step over the length, then the whole
 /// words of the text, the last one read overlapping the one before (short strings in one
-/// or two smaller overlapping loads), finished with [`fmix64`]. Unlike [`FxHasher`] it
+/// or two smaller overlapping loads), finished with [`fmix64`]. Unlike [`FxHasher`](crate::fxhash::FxHasher) it
 /// copies no partial word, and every bit of the result depends on every byte, so both the
 /// bits picking a place and the bits tagging it tell strings apart (FxHash's low 32 bits
 /// depend on the first four bytes alone for strings of at most eight).

@@ -145,9 +145,19 @@ pub struct CatalogChanges {
     pub graded_prices: Vec<String>,
     /// Expansion ids whose pop reports changed, sorted, without repeats.
     pub pop_reports: Vec<String>,
+    /// Per kind, a digest of what the changed expansions hold in the new load (see
+    /// [`CatalogChanges::state`]).
+    states: [u64; 3],
 }
 
 impl CatalogChanges {
+    /// A digest of what the expansions whose `kind` changed hold in the new load: the same
+    /// change, found twice (from the same old load to the same new one), has the same
+    /// state, and a different change a different one. Event ids are made from it.
+    pub fn state(&self, kind: ChangeKind) -> u64 {
+        self.states[kind.slot()]
+    }
+
     /// The expansion ids of one kind.
     pub fn of(&self, kind: ChangeKind) -> &[String] {
         match kind {
@@ -213,11 +223,25 @@ impl Marks {
             for kind in ChangeKind::ALL {
                 let (old, now) = (old.of(kind), now.of(kind));
                 let expansions: BTreeSet<&String> = old.keys().chain(now.keys()).collect();
-                *changes.of_mut(kind) = expansions
+                let changed: Vec<String> = expansions
                     .into_iter()
                     .filter(|e| old.get(*e) != now.get(*e))
                     .cloned()
                     .collect();
+                let mut state = StableHash::new();
+                for expansion in &changed {
+                    state.str(expansion);
+                    // An expansion that no longer holds any of this kind: its own marker.
+                    match now.get(expansion) {
+                        Some(&digest) => {
+                            state.u64(1);
+                            state.u64(digest);
+                        }
+                        None => state.u64(0),
+                    }
+                }
+                changes.states[kind.slot()] = state.finish();
+                *changes.of_mut(kind) = changed;
             }
             if !changes.is_empty() {
                 out.push(changes);
@@ -647,6 +671,37 @@ mod tests {
                                    {"type":"graded","company":"PSA","grade":"10","market":90}],
          "pop_reports":[{"company":"PSA","total":3,"grades":[{"grade":"10","count":3}]}]},
         {"name":"Reprint","printings":["B","C"],"prices":[{"type":"raw","market":5}]}]}"#;
+
+    #[test]
+    fn a_change_has_the_state_of_what_its_expansions_hold_in_the_new_load() {
+        let marks = |raw: &[(&str, u64)]| {
+            let mut catalog = CatalogMarks::default();
+            for (expansion, digest) in raw {
+                catalog.raw_prices.insert(expansion.to_string(), *digest);
+            }
+            Marks {
+                catalogs: [("tcg".to_string(), catalog)].into(),
+            }
+        };
+        let state = |old: &Marks, new: &Marks| old.changes(new)[0].state(ChangeKind::RawPrices);
+        let (a, b, c) = (
+            marks(&[("A", 1), ("B", 2)]),
+            marks(&[("A", 3), ("B", 2)]),
+            marks(&[("A", 4), ("B", 2)]),
+        );
+        // The same change found twice: the same state.
+        assert_eq!(
+            state(&a, &b),
+            a.clone().changes(&b.clone())[0].state(ChangeKind::RawPrices)
+        );
+        // Another new load: another state; back again: another still.
+        assert_ne!(state(&a, &b), state(&a, &c));
+        assert_ne!(state(&a, &b), state(&b, &a));
+        // An expansion that lost its prices differs from one that holds any digest.
+        let gone = marks(&[("B", 2)]);
+        assert_ne!(state(&a, &gone), state(&a, &b));
+        assert_eq!(a.changes(&gone)[0].raw_prices, ["A"]);
+    }
 
     #[test]
     fn a_changed_raw_price_names_only_its_variants_expansions() {

@@ -11,7 +11,6 @@ use serde_json::json;
 
 use super::accounts::Endpoint;
 use super::errors::{engine_error, error_response, json_response};
-use super::log;
 use super::metering::Admitted;
 use super::service::Service;
 use crate::{Catalog, Engine, Error, ItemRequest, SearchRequest};
@@ -74,12 +73,7 @@ fn catalog_answer(
     answer: impl FnOnce(&Catalog, &Params, &[(&str, &str)]) -> Result<Vec<u8>, Error>,
 ) -> Response {
     let Ok(Path(params)) = path else {
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            "invalid_path",
-            "the path is not valid UTF-8 once percent-decoded".into(),
-            json!({}),
-        );
+        return invalid_path();
     };
     let params = Params(params);
     let answered = engine
@@ -120,6 +114,42 @@ pub(super) fn usage(service: &Service, team: Option<Admitted>, query: Option<&st
     }
 }
 
+/// The answer to a path that is not UTF-8 once percent-decoded.
+pub(super) fn invalid_path() -> Response {
+    error_response(
+        StatusCode::BAD_REQUEST,
+        "invalid_path",
+        "the path is not valid UTF-8 once percent-decoded".into(),
+        json!({}),
+    )
+}
+
+/// Whether `path` is UTF-8 once its `%XX` escapes are decoded (what axum's path
+/// extraction requires). A `%` not followed by two hex digits stays as it is.
+pub(super) fn path_is_utf8(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                decoded.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                decoded.push(b);
+                i += 1;
+            }
+        }
+    }
+    std::str::from_utf8(&decoded).is_ok()
+}
+
 /// The path's parameters, by name.
 struct Params(Vec<(String, String)>);
 
@@ -143,49 +173,17 @@ fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// Runs `serve`, turning a panic (a bug: no input is meant to cause one) into
-/// `500 internal_error` with the error body and a `panic` log event, so that one bad
-/// request neither drops its connection unanswered nor takes anything else down. Every
-/// lock the handlers share recovers from poisoning.
-pub(super) fn answer_or_internal_error(serve: impl FnOnce() -> Response) -> Response {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(serve)) {
-        Ok(response) => response,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
-            log::event("panic", &what);
-            error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal_error",
-                "the server failed on this request; it has been logged".into(),
-                json!({}),
-            )
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_panic_becomes_a_500_with_the_error_body() {
-        let response = answer_or_internal_error(|| panic!("a bug"));
-        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let body = runtime
-            .block_on(axum::body::to_bytes(response.into_body(), 1 << 16))
-            .unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(body["error"]["status"], 500);
-        assert_eq!(body["error"]["code"], "internal_error");
-        // And an answer that does not panic passes through untouched.
-        let fine = answer_or_internal_error(|| json_response(StatusCode::OK, b"{}".to_vec()));
-        assert_eq!(fine.status(), StatusCode::OK);
+    fn paths_are_checked_for_utf8_once_decoded() {
+        assert!(path_is_utf8("/pokemon/v1/cards/sv1-1"));
+        assert!(path_is_utf8("/pokemon/v1/cards/%E3%83%AA"));
+        assert!(path_is_utf8("/a/100%"));
+        assert!(path_is_utf8("/a/%zz"));
+        assert!(!path_is_utf8("/pokemon/v1/cards/%FF"));
+        assert!(!path_is_utf8("/pokemon/v1/cards/%E3%83"));
     }
 }

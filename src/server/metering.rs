@@ -1,7 +1,8 @@
 //! Authentication, the rate limit and charging, as one layer in front of every metered
 //! endpoint's handler. Without accounts the layer lets every request through. With them,
 //! in order: `X-Api-Key` and `X-Team-ID` must belong together (`401 missing_credentials` /
-//! `invalid_credentials`); the team's rate limit (`429 rate_limited` with `Retry-After`,
+//! `invalid_credentials`) — after the path, which must be UTF-8 once percent-decoded
+//! (`400 invalid_path`, as without accounts); the team's rate limit (`429 rate_limited` with `Retry-After`,
 //! and the request costs nothing); then the handler answers, and a successful answer is
 //! charged to the team's credits before it leaves (`503 ledger_unavailable`, unserved,
 //! when the charge cannot be written). Errors cost nothing.
@@ -16,6 +17,7 @@ use serde_json::json;
 
 use super::accounts::{Credentials, Endpoint};
 use super::errors::error_response;
+use super::handlers::{invalid_path, path_is_utf8};
 use super::log;
 use super::service::Service;
 
@@ -33,6 +35,11 @@ pub(super) async fn meter(
     let Some(m) = &service.metered else {
         return next.run(request).await;
     };
+    // A path that is not UTF-8 once decoded is refused before anything is counted, as
+    // the handler would refuse it.
+    if !path_is_utf8(request.uri().path()) {
+        return invalid_path();
+    }
     let headers = request.headers();
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
     let team = match m.keys.check(header("x-api-key"), header("x-team-id")) {
@@ -77,7 +84,7 @@ pub(super) async fn meter(
     }
     request.extensions_mut().insert(Admitted(team));
     let response = next.run(request).await;
-    if response.status() != StatusCode::OK {
+    if !response.status().is_success() {
         return response;
     }
     if let Err(e) = m.ledger.charge(&m.teams[team].id, m.costs.of(endpoint)) {

@@ -153,7 +153,7 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, wh
         let report = s.engine().reload_with(|report| {
             events = report.events(new_event_id);
             match &d {
-                Some(d) if !events.is_empty() => d.publish(&mut events).map(Some),
+                Some(d) if !events.is_empty() => d.publish(&mut events, &report.changes).map(Some),
                 _ => Ok(None),
             }
             .map(|enqueued| log_events(&events, enqueued))
@@ -238,7 +238,7 @@ pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> std::io::R
                     events.len()
                 ),
             );
-            let enqueued = dispatcher.publish(&mut events)?;
+            let enqueued = dispatcher.publish(&mut events, &changes)?;
             log_events(&events, Some(enqueued));
         }
     }

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::accounts::{self, Endpoint};
 use super::errors::{error_response, json_response};
-use super::handlers::{self, answer_or_internal_error, PathParams};
+use super::handlers::{self, PathParams};
 use super::log;
 use super::metering::{self, Admitted};
 use super::service::Service;
@@ -85,14 +85,12 @@ fn metered(endpoint: Endpoint) -> MethodRouter<Arc<Service>> {
                 move |State(service): State<Arc<Service>>,
                       path: PathParams,
                       RawQuery(query): RawQuery| async move {
-                    answer_or_internal_error(|| {
-                        handler(
-                            &service.engine().current(),
-                            endpoint,
-                            path,
-                            query.as_deref(),
-                        )
-                    })
+                    handler(
+                        &service.engine().current(),
+                        endpoint,
+                        path,
+                        query.as_deref(),
+                    )
                 },
             )
         }
@@ -100,9 +98,7 @@ fn metered(endpoint: Endpoint) -> MethodRouter<Arc<Service>> {
             |State(service): State<Arc<Service>>,
              team: Option<Extension<Admitted>>,
              RawQuery(query): RawQuery| async move {
-                answer_or_internal_error(|| {
-                    handlers::usage(&service, team.map(|Extension(t)| t), query.as_deref())
-                })
+                handlers::usage(&service, team.map(|Extension(t)| t), query.as_deref())
             },
         ),
     }
@@ -135,10 +131,33 @@ fn with_operations<S: Clone + Send + Sync + 'static>(
                 .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
             response
         })
+        // A panic anywhere inside (a bug: no input is meant to cause one), metering
+        // included, becomes a 500 with the error body, and the log line says so.
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            internal_error,
+        ))
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(middleware::from_fn(move |request, next| {
             guard(request, next, timeout)
         }))
+}
+
+/// The answer to a request whose handling panicked: `500 internal_error` with the error
+/// body, and a `panic` log event. Every lock the handlers share recovers from poisoning,
+/// so one bad request takes nothing else down.
+fn internal_error(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    log::event("panic", &what);
+    error_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal_error",
+        "the server failed on this request; it has been logged".into(),
+        json!({}),
+    )
 }
 
 /// Size limits, the timeout and the log line around every request.
@@ -201,6 +220,59 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A panic in a handler, or in a layer in front of it (as metering is), becomes a 500
+    /// with the error body; other routes go on answering.
+    #[test]
+    fn a_panic_anywhere_becomes_a_500_with_the_error_body() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            async fn panicking_layer(_: Request, _: Next) -> Response {
+                panic!("a bug in a layer")
+            }
+            let routes: Router<()> = Router::new()
+                .route(
+                    "/handler",
+                    get(|| async {
+                        panic!("a bug");
+                        #[allow(unreachable_code)]
+                        "unreachable"
+                    }),
+                )
+                .route(
+                    "/layer",
+                    get(|| async { "unreachable" })
+                        .route_layer(middleware::from_fn(panicking_layer)),
+                )
+                .route("/fine", get(|| async { "ok" }));
+            let app = with_operations(routes, Duration::from_secs(5));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            let client = reqwest::Client::new();
+            for path in ["/handler", "/layer"] {
+                let r = client
+                    .get(format!("http://{addr}{path}"))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 500, "{path}");
+                let body: serde_json::Value = r.json().await.unwrap();
+                assert_eq!(body["error"]["status"], 500);
+                assert_eq!(body["error"]["code"], "internal_error");
+            }
+            let fine = client
+                .get(format!("http://{addr}/fine"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(fine.status(), 200);
+        });
+    }
 
     /// The timeout of [`with_operations`] answers 503 `timeout` for a handler that awaits
     /// too long, and lets a quick one through.

@@ -99,8 +99,9 @@ impl std::error::Error for ServeError {
     }
 }
 
-/// How `cardex serve` runs.
+/// How `cardex serve` runs: [`ServeConfig::new`], then set the fields that differ.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServeConfig {
     /// The snapshot folder.
     pub data: PathBuf,
@@ -170,14 +171,18 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         .build()
         .map_err(ServeError::Runtime)?;
     // First of all: from here on SIGHUP means "reload" (once serving) and SIGINT/SIGTERM
-    // "stop gracefully" (once serving), not the default "terminate", however long the load
-    // below takes.
-    let (hangup, shutdown) = {
+    // "stop", not the default "terminate", however long the load below takes. A stop that
+    // comes while starting is seen before anything is served or announced.
+    let (hangup, stopping) = {
         let _runtime = runtime.enter();
-        (
-            reload::hangup_signal().map_err(ServeError::Signal)?,
-            shutdown_signal().map_err(ServeError::Signal)?,
-        )
+        let hangup = reload::hangup_signal().map_err(ServeError::Signal)?;
+        let signal = shutdown_signal().map_err(ServeError::Signal)?;
+        let (stop, stopping) = tokio::sync::watch::channel(false);
+        runtime.spawn(async move {
+            signal.await;
+            let _ = stop.send(true);
+        });
+        (hangup, stopping)
     };
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
@@ -238,7 +243,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         None => None,
     };
     let service = Arc::new(service);
-    runtime.block_on(serve(service, config, webhooks, stamp, hangup, shutdown))
+    runtime.block_on(serve(service, config, webhooks, stamp, hangup, stopping))
 }
 
 async fn serve(
@@ -247,8 +252,21 @@ async fn serve(
     webhooks: Option<(webhooks::Webhooks, PathBuf, Vec<reqwest::Certificate>)>,
     stamp: reload::Stamp,
     hangup: reload::Hangup,
-    shutdown: impl std::future::Future<Output = ()>,
+    stopping: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), ServeError> {
+    if *stopping.borrow() {
+        log::event(
+            "stopped",
+            "a stop signal came while starting: nothing was served or announced",
+        );
+        return Ok(());
+    }
+    let shutdown = {
+        let mut stopping = stopping.clone();
+        async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        }
+    };
     let dispatcher = match webhooks {
         Some((webhooks, outbox, roots)) => {
             let dispatcher =
@@ -410,9 +428,8 @@ fn private_roots(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Se
 }
 
 /// The shutdown signals, SIGINT and SIGTERM, listened for from the moment this returns:
-/// a signal that comes before the server is ready to stop gracefully (while the snapshot
-/// loads) is kept, and the server stops as soon as it serves, rather than being killed by
-/// the signal's default action.
+/// a signal that comes while the server starts (the snapshot loading) is kept, and the
+/// server stops without serving, rather than being killed by the signal's default action.
 fn shutdown_signal() -> io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {

@@ -21,7 +21,7 @@ pub struct Records {
     paths: std::collections::HashSet<String>,
 }
 
-/// Applies the translation fallback (spec 2.3 rule 4) to a record.
+/// Applies the translation fallback (docs/spec/card-data-service.md: a missing property takes `translation.en`'s) to a record.
 pub fn apply_translation(record: &mut Json) {
     let Some(en) = record
         .get("translation")
@@ -42,7 +42,7 @@ pub fn apply_translation(record: &mut Json) {
     }
 }
 
-/// The printings rule of contract section 1.
+/// The printings rule (docs/spec/contract.md, "Snapshots").
 pub fn printings(card: &Json) -> Vec<String> {
     let expansion = card["expansion_id"]
         .as_str()
@@ -331,7 +331,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     dp[p.len()][t.len()]
 }
 
-/// Natural order, written from contract section 2: fold, split into digit and other
+/// Natural order, written from the contract (docs/spec/contract.md, "Default order"): fold, split into digit and other
 /// runs, compare run by run.
 pub fn natural(a: &str, b: &str) -> Ordering {
     fn runs(s: &str) -> Vec<(bool, String)> {
@@ -366,7 +366,7 @@ pub fn natural(a: &str, b: &str) -> Ordering {
     ra.len().cmp(&rb.len())
 }
 
-/// Sorts cards into the default order of contract section 2, given their expansions.
+/// Sorts cards into the default order of the contract (docs/spec/contract.md), given their expansions.
 pub fn default_order(cards: &mut [Json], expansions: &[Json]) {
     let release = |id: &str| {
         expansions.iter().find(|e| e["id"] == id).and_then(|e| {

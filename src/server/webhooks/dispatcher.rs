@@ -17,7 +17,7 @@ use crate::server::clock::unix_now;
 use crate::server::journal;
 use crate::server::log;
 use crate::webhook::{sign, SIGNATURE_HEADER};
-use crate::Event;
+use crate::{CatalogChanges, ChangeKind, Event};
 
 /// A random number in [0, 1) from the OS (for jitter).
 fn unit_random() -> f64 {
@@ -78,12 +78,27 @@ struct SavedMarks {
     marks: crate::Marks,
 }
 
-/// The id of `event` of the given generation: `evt_` and 32 hex digits of a SHA-256 over
-/// the salt, the generation, the name and the expansion ids.
-fn stable_event_id(salt: &str, generation: u64, event: &Event) -> String {
+/// The state of the change behind the event named `name` (see
+/// [`CatalogChanges::state`]); 0 when no change of `changes` makes that event.
+fn state_of(changes: &[CatalogChanges], name: &str) -> u64 {
+    changes
+        .iter()
+        .flat_map(|c| ChangeKind::ALL.map(|kind| (c, kind)))
+        .find(|(c, kind)| kind.event_name(&c.catalog) == name)
+        .map_or(0, |(c, kind)| c.state(kind))
+}
+
+/// The id of `event` of the given generation and state: `evt_` and 32 hex digits of a
+/// SHA-256 over the salt, the generation, the state, the name and the expansion ids.
+fn stable_event_id(salt: &str, generation: u64, state: u64, event: &Event) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
-    for part in [salt, &generation.to_string(), &event.name] {
+    for part in [
+        salt,
+        &generation.to_string(),
+        &state.to_string(),
+        &event.name,
+    ] {
         hash.update((part.len() as u64).to_le_bytes());
         hash.update(part.as_bytes());
     }
@@ -194,21 +209,25 @@ impl Dispatcher {
     /// workers; returns how many deliveries were enqueued.
     ///
     /// An event's id is stable: a hash of this outbox's salt, the generation of the
-    /// changes (one more than that of the saved marks) and the event's name and expansion
-    /// ids. So when a server stops after enqueuing a reload's events but before saving its
-    /// marks, the start that finds the same changes again makes the same events, which the
-    /// outbox does not enqueue twice (and which a receiver de-duplicates should they have
-    /// been delivered already).
+    /// changes (one more than that of the last events published, or of the saved marks at
+    /// a start), the event's name and expansion ids, and the state of the change (what
+    /// those expansions hold in the new load, [`CatalogChanges::state`]). So when a server
+    /// stops after enqueuing a reload's events but before saving its marks, the start that
+    /// finds the same changes again makes the same events, which the outbox does not
+    /// enqueue twice (and which a receiver de-duplicates should they have been delivered
+    /// already); and a later change never takes an earlier event's id, even where a marks
+    /// file fell behind, because what the expansions hold differs.
     ///
     /// # Errors
     ///
     /// The outbox's: nothing was enqueued.
-    pub fn publish(&self, events: &mut [Event]) -> io::Result<usize> {
+    pub fn publish(&self, events: &mut [Event], changes: &[CatalogChanges]) -> io::Result<usize> {
         let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
         let mut stamp = self.stamp.lock().unwrap_or_else(|e| e.into_inner());
         let generation = stamp.generation + 1;
         for event in events.iter_mut() {
-            event.id = stable_event_id(&stamp.salt, generation, event);
+            let state = state_of(changes, &event.name);
+            event.id = stable_event_id(&stamp.salt, generation, state, event);
         }
         let pending = self.outbox.enqueue(&self.webhooks.subscriptions, events)?;
         stamp.generation = generation;
@@ -246,13 +265,15 @@ impl Dispatcher {
                 format!("{}: {e}", path.display()),
             )
         };
-        let saved = match serde_json::from_str::<SavedMarks>(&text) {
-            Ok(saved) => saved,
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(invalid)?;
+        let saved = if value.get("salt").is_some() {
+            serde_json::from_value::<SavedMarks>(value).map_err(invalid)?
+        } else {
             // Marks saved alone, as an older server saved them: generation 0.
-            Err(_) => SavedMarks {
+            SavedMarks {
                 stamp: self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone(),
                 marks: crate::Marks::from_json(&text).map_err(invalid)?,
-            },
+            }
         };
         *self.stamp.lock().unwrap_or_else(|e| e.into_inner()) = saved.stamp;
         Ok(Some(saved.marks))
@@ -419,17 +440,19 @@ mod tests {
             },
         };
         let raw = event("pokemon.expansions.prices.raw_updated", &["sv1", "sv2"]);
-        let id = stable_event_id("salt", 3, &raw);
-        assert_eq!(id, stable_event_id("salt", 3, &raw));
+        let id = stable_event_id("salt", 3, 7, &raw);
+        assert_eq!(id, stable_event_id("salt", 3, 7, &raw));
+        assert_ne!(id, stable_event_id("salt", 3, 8, &raw));
         assert_eq!(id.len(), 4 + 32);
         assert!(id.starts_with("evt_"));
-        assert_ne!(id, stable_event_id("salt", 4, &raw));
-        assert_ne!(id, stable_event_id("other", 3, &raw));
+        assert_ne!(id, stable_event_id("salt", 4, 7, &raw));
+        assert_ne!(id, stable_event_id("other", 3, 7, &raw));
         assert_ne!(
             id,
             stable_event_id(
                 "salt",
                 3,
+                7,
                 &event("pokemon.expansions.prices.raw_updated", &["sv1"])
             )
         );
@@ -439,6 +462,7 @@ mod tests {
             stable_event_id(
                 "salt",
                 3,
+                7,
                 &event("pokemon.expansions.prices.raw_updated", &["sv1sv2"])
             )
         );

@@ -2,7 +2,7 @@
 //! before any attempt to deliver it, and marked done only after a 2xx answer or when it is
 //! given up, so a crash or restart mid-retry sends it again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -61,8 +61,10 @@ struct OutboxInner {
     pending: BTreeMap<u64, Vec<u8>>,
     /// Their total length.
     pending_len: u64,
-    /// The pending deliveries' subscription and event id, by sequence number.
+    /// The pending deliveries' subscription and event id, by sequence number, and as a
+    /// set (to find an event already pending for a subscription).
     pending_events: BTreeMap<u64, (String, String)>,
+    pending_keys: HashSet<(String, String)>,
 }
 
 /// Pending deliveries' lines, in sequence order, as one text.
@@ -131,6 +133,10 @@ impl Outbox {
                 .iter()
                 .map(|p| (p.seq, (p.subscription.clone(), p.event.id.clone())))
                 .collect(),
+            pending_keys: pending
+                .iter()
+                .map(|p| (p.subscription.clone(), p.event.id.clone()))
+                .collect(),
         };
         let outbox = Outbox {
             path: path.to_path_buf(),
@@ -162,11 +168,10 @@ impl Outbox {
         let mut pending = Vec::new();
         for event in events {
             for s in subscriptions.iter().filter(|s| s.wants(&event.name)) {
-                let already = inner
-                    .pending_events
-                    .values()
-                    .any(|(sub, id)| *sub == s.id && *id == event.id);
-                if already {
+                if inner
+                    .pending_keys
+                    .contains(&(s.id.clone(), event.id.clone()))
+                {
                     continue;
                 }
                 pending.push(Pending {
@@ -192,9 +197,9 @@ impl Outbox {
         for (p, line) in pending.iter().zip(lines) {
             inner.pending_len += line.len() as u64;
             inner.pending.insert(p.seq, line);
-            inner
-                .pending_events
-                .insert(p.seq, (p.subscription.clone(), p.event.id.clone()));
+            let key = (p.subscription.clone(), p.event.id.clone());
+            inner.pending_keys.insert(key.clone());
+            inner.pending_events.insert(p.seq, key);
         }
         Ok(pending)
     }
@@ -216,7 +221,9 @@ impl Outbox {
         let inner = &mut *inner;
         inner.compact_if_due()?;
         inner.log.append(&line, false)?;
-        inner.pending_events.remove(&seq);
+        if let Some(key) = inner.pending_events.remove(&seq) {
+            inner.pending_keys.remove(&key);
+        }
         if let Some(finished) = inner.pending.remove(&seq) {
             inner.pending_len -= finished.len() as u64;
         }
