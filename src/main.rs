@@ -97,8 +97,13 @@ struct ServeArgs {
     /// Where to listen: HOST:PORT (port 0 picks a free one, printed in the log).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: String,
-    /// The accounts file (teams, plans, key hashes, credit costs). Without it the server
+    /// The state database: accounts (teams, plans, key hashes, credit costs) and credits
+    /// used, as `sqlite:PATH` (created when missing). Without it or --accounts the server
     /// runs open, for local use: no credentials, no rate limit, no credits.
+    #[arg(long, value_name = "URL", value_parser = parse_state, conflicts_with_all = ["accounts", "ledger"])]
+    state: Option<cardex::server::state::StateUrl>,
+    /// The accounts file (teams, plans, key hashes, credit costs), with its credits kept in
+    /// --ledger: the file-based alternative to --state.
     #[arg(long, value_name = "FILE")]
     accounts: Option<PathBuf>,
     /// The credit ledger [default: the accounts file with extension `ledger`].
@@ -141,10 +146,14 @@ struct ServeArgs {
 enum AccountsCommand {
     /// Make a new API key for a team (creating the team if needed), store its hash, and
     /// print the key: the only time it is shown.
+    #[command(group(clap::ArgGroup::new("store").required(true).args(["state", "accounts"])))]
     AddKey {
+        /// The state database (`sqlite:PATH`, created when missing).
+        #[arg(long, value_name = "URL", value_parser = parse_state)]
+        state: Option<cardex::server::state::StateUrl>,
         /// The accounts file (created if missing).
         #[arg(long, value_name = "FILE")]
-        accounts: PathBuf,
+        accounts: Option<PathBuf>,
         /// The team id (1 to 64 letters, digits, `_` or `-`).
         #[arg(long)]
         team: String,
@@ -155,6 +164,38 @@ enum AccountsCommand {
         #[arg(long, default_value_t = 0.002)]
         overage_credit_rate: f64,
     },
+    /// Import an accounts file (teams, plans, key hashes, credit costs) into the state
+    /// database, in one transaction: teams there keep their credits used.
+    Import {
+        /// The accounts file.
+        file: PathBuf,
+        /// The state database (`sqlite:PATH`, created when missing).
+        #[arg(long, value_name = "URL", value_parser = parse_state)]
+        state: cardex::server::state::StateUrl,
+    },
+}
+
+/// A new team's plan, its overage rate checked.
+#[cfg(feature = "server")]
+fn overage_plan(
+    total_credits: u64,
+    overage_credit_rate: f64,
+) -> Result<cardex::server::accounts::Plan, Failure> {
+    if !overage_credit_rate.is_finite() || overage_credit_rate < 0.0 {
+        return Err(Failure::Usage(
+            "--overage-credit-rate must be a number ≥ 0".into(),
+        ));
+    }
+    Ok(cardex::server::accounts::Plan {
+        total_credits,
+        overage_credit_rate,
+    })
+}
+
+/// A `--state` value, checked by clap (a bad one is a usage error, exit status 2).
+#[cfg(feature = "server")]
+fn parse_state(text: &str) -> Result<cardex::server::state::StateUrl, String> {
+    cardex::server::state::StateUrl::parse(text).map_err(|e| e.to_string())
 }
 
 /// The data sets `cardex import` reads.
@@ -382,6 +423,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         #[cfg(feature = "server")]
         Command::Serve(args) => {
             let mut config = cardex::server::ServeConfig::new(args.data.path(), args.addr);
+            config.state = args.state;
             config.accounts = args.accounts;
             config.ledger = args.ledger;
             config.usage_refresh = std::time::Duration::from_secs(args.usage_refresh.max(1));
@@ -398,29 +440,69 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         #[cfg(feature = "server")]
         Command::Accounts {
+            command: AccountsCommand::Import { file, state },
+        } => {
+            let cardex::server::state::StateUrl::Sqlite(db) = &state else {
+                unreachable!("sqlite is the one state engine")
+            };
+            let accounts = cardex::server::accounts::Accounts::read(&file)
+                .map_err(|e| Failure::Serve(e.to_string()))?;
+            cardex::server::state::SqliteState::open(db)
+                .and_then(|s| s.import(&accounts))
+                .map_err(|e| Failure::Serve(e.to_string()))?;
+            eprintln!(
+                "imported {} teams from {} into {state}",
+                accounts.teams.len(),
+                file.display()
+            );
+            return Ok(());
+        }
+        #[cfg(feature = "server")]
+        Command::Accounts {
             command:
                 AccountsCommand::AddKey {
-                    accounts: path,
+                    state: Some(state),
                     team,
                     total_credits,
                     overage_credit_rate,
+                    ..
                 },
         } => {
-            use cardex::server::accounts::{Accounts, Plan};
+            let plan = overage_plan(total_credits, overage_credit_rate)?;
+            let cardex::server::state::StateUrl::Sqlite(db) = &state else {
+                unreachable!("sqlite is the one state engine")
+            };
+            let key = cardex::server::state::SqliteState::open(db)
+                .map_err(|e| Failure::Serve(e.to_string()))?
+                .add_key(&team, plan, cardex::server::unix_now())
+                .map_err(|e| match e {
+                    cardex::server::state::StateError::BadTeamId { .. } => {
+                        Failure::Usage(e.to_string())
+                    }
+                    _ => Failure::Serve(e.to_string()),
+                })?;
+            eprintln!("added a key for team `{team}` to {state}; it is shown once, store it now:");
+            writeln!(out, "{key}").map_err(Failure::Io)?;
+            return out.flush().map_err(Failure::Io);
+        }
+        #[cfg(feature = "server")]
+        Command::Accounts {
+            command:
+                AccountsCommand::AddKey {
+                    accounts: Some(path),
+                    team,
+                    total_credits,
+                    overage_credit_rate,
+                    ..
+                },
+        } => {
+            use cardex::server::accounts::Accounts;
             let mut accounts = if path.exists() {
                 Accounts::read(&path).map_err(|e| Failure::Serve(e.to_string()))?
             } else {
                 Accounts::default()
             };
-            if !overage_credit_rate.is_finite() || overage_credit_rate < 0.0 {
-                return Err(Failure::Usage(
-                    "--overage-credit-rate must be a number ≥ 0".into(),
-                ));
-            }
-            let plan = Plan {
-                total_credits,
-                overage_credit_rate,
-            };
+            let plan = overage_plan(total_credits, overage_credit_rate)?;
             let key = accounts
                 .add_key(&team, plan, cardex::server::unix_now())
                 .map_err(|e| Failure::Usage(e.to_string()))?;
@@ -434,6 +516,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             writeln!(out, "{key}").map_err(Failure::Io)?;
             return out.flush().map_err(Failure::Io);
         }
+        #[cfg(feature = "server")]
+        Command::Accounts {
+            command: AccountsCommand::AddKey { .. },
+        } => unreachable!("clap requires --state or --accounts"),
         Command::Import {
             format: ImportFormat::PokemonTcgData,
             src,

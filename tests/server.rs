@@ -666,3 +666,80 @@ fn shutdown_finishes_a_request_in_flight_and_syncs_its_charge() {
     server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs `cardex` with `args`; returns its exit status, stdout and stderr.
+fn cardex(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
+    let dir = scratch("sqlite-state");
+    let db = dir.join("state.db");
+    let state = format!("sqlite:{}", db.display());
+    // A key made against the state, printed once, stored as a hash.
+    let (code, key, err) = cardex(&["accounts", "add-key", "--state", &state, "--team", "acme"]);
+    assert_eq!(code, Some(0), "{err}");
+    let key = key.trim().to_string();
+    assert!(key.starts_with("cdx_"));
+    assert!(!std::fs::read(&db)
+        .unwrap()
+        .windows(key.len())
+        .any(|w| w == key.as_bytes()));
+    // An accounts file imports into it: globex's key works too.
+    let file = dir.join("accounts.json");
+    let globex = add_key(&file, "globex", 500);
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "import",
+        file.to_str().unwrap(),
+        "--state",
+        &state,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("imported 1 teams"), "{err}");
+    let args = ["--state", state.as_str(), "--usage-refresh", "1"];
+    let server = Server::start(&args);
+    let c = client();
+    let url = server.url("/pokemon/v1/cards?page_size=1");
+    for _ in 0..3 {
+        let (s, _, _) = get(&c, &url, Some((&key, "acme"))).await;
+        assert_eq!(s, StatusCode::OK);
+    }
+    let (s, _, _) = get(&c, &url, Some((&globex, "globex"))).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, _, e) = get(&c, &url, Some((&globex, "acme"))).await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::UNAUTHORIZED, "invalid_credentials")
+    );
+    // kill -9 right after the answers: every answered request's charge is kept.
+    drop(server);
+    let server = Server::start(&args);
+    let usage = usage_when(&c, &server, (&key, "acme"), 3).await;
+    assert_eq!(usage["used_credits"], 3);
+    assert_eq!(usage["total_credits"], 50_000);
+    let usage = usage_when(&c, &server, (&globex, "globex"), 1).await;
+    assert_eq!(
+        (
+            usage["used_credits"].as_u64(),
+            usage["total_credits"].as_u64()
+        ),
+        (Some(1), Some(500))
+    );
+    server.stop();
+    // A bad --state is a usage error (exit 2) that says what the forms are; a state from a
+    // newer cardex is refused at start, naming it.
+    let (code, _, err) = cardex(&["serve", "--state", "state.db"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the form is `sqlite:PATH`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

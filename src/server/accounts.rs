@@ -323,7 +323,7 @@ impl fmt::Display for AddKeyError {
 impl std::error::Error for AddKeyError {}
 
 /// A new API key: `cdx_` and 64 hex digits of OS randomness (256 bits).
-fn new_key() -> Result<String, AddKeyError> {
+pub(super) fn new_key() -> Result<String, AddKeyError> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(AddKeyError::NoRandomness)?;
     Ok(format!("cdx_{}", hex(&bytes)))

@@ -34,6 +34,7 @@ mod reload;
 mod router;
 mod run;
 mod service;
+pub mod state;
 pub mod webhooks;
 
 pub use clock::unix_now;

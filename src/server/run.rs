@@ -12,6 +12,7 @@ use axum::Router;
 use super::accounts::{Accounts, AccountsError};
 use super::router::router;
 use super::service::Service;
+use super::state::{SqliteState, StateError, StateUrl, SCHEMA_VERSION};
 use super::webhooks::WebhooksError;
 use super::{ledger, log, reload, webhooks};
 use crate::{Engine, LoadError};
@@ -28,6 +29,8 @@ pub enum ServeError {
     Snapshot(LoadError),
     /// The accounts file could not be read or is not valid.
     Accounts(AccountsError),
+    /// The state database could not be opened, migrated or read.
+    State(StateError),
     /// The credit ledger could not be opened, or not synced at shutdown.
     Ledger {
         /// The ledger file.
@@ -68,6 +71,7 @@ impl fmt::Display for ServeError {
             ServeError::Signal(e) => write!(f, "cannot handle SIGHUP: {e}"),
             ServeError::Snapshot(e) => e.fmt(f),
             ServeError::Accounts(e) => e.fmt(f),
+            ServeError::State(e) => e.fmt(f),
             ServeError::Ledger { path, source } if path.as_os_str().is_empty() => {
                 write!(f, "ledger: {source}")
             }
@@ -90,6 +94,7 @@ impl std::error::Error for ServeError {
             ServeError::Runtime(e) | ServeError::Signal(e) => Some(e),
             ServeError::Snapshot(e) => Some(e),
             ServeError::Accounts(e) => Some(e),
+            ServeError::State(e) => Some(e),
             ServeError::Ledger { source, .. }
             | ServeError::Outbox { source, .. }
             | ServeError::Listen { source, .. } => Some(source),
@@ -107,7 +112,11 @@ pub struct ServeConfig {
     pub data: PathBuf,
     /// Where to listen: `HOST:PORT` (a name is resolved; port 0 picks a free port).
     pub addr: String,
-    /// The accounts file; without it the server runs open (no credentials, no metering).
+    /// The state database (accounts and credits used); it takes the place of `accounts`
+    /// and `ledger`.
+    pub state: Option<StateUrl>,
+    /// The accounts file; without it (and without `state`) the server runs open (no
+    /// credentials, no metering).
     pub accounts: Option<PathBuf>,
     /// The credit ledger; by default the accounts file's path with extension `ledger`.
     pub ledger: Option<PathBuf>,
@@ -143,6 +152,7 @@ impl ServeConfig {
         ServeConfig {
             data,
             addr: addr.into(),
+            state: None,
             accounts: None,
             ledger: None,
             usage_refresh: Duration::from_secs(20 * 60),
@@ -187,15 +197,29 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
     let engine = Engine::open(&config.data).map_err(ServeError::Snapshot)?;
-    let service = match &config.accounts {
-        None => {
+    let service = match (&config.state, &config.accounts) {
+        (Some(url), _) => {
+            let StateUrl::Sqlite(path) = url;
+            let state = SqliteState::open(path).map_err(ServeError::State)?;
+            let accounts = state.accounts().map_err(ServeError::State)?;
+            log::event(
+                "accounts",
+                &format!(
+                    "{} teams from {url}; credits charged there (schema version {})",
+                    accounts.teams.len(),
+                    SCHEMA_VERSION
+                ),
+            );
+            Service::metered(engine, accounts, Arc::new(state.ledger()))
+        }
+        (None, None) => {
             log::event(
                 "open_mode",
-                "no --accounts: every request is served without credentials, limits or credits; for local use only",
+                "no --state or --accounts: every request is served without credentials, limits or credits; for local use only",
             );
             Service::open(engine)
         }
-        Some(path) => {
+        (None, Some(path)) => {
             let accounts = Accounts::read(path).map_err(ServeError::Accounts)?;
             let ledger_path = config
                 .ledger
