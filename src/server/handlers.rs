@@ -11,8 +11,7 @@ use serde_json::json;
 
 use super::accounts::Endpoint;
 use super::errors::{engine_error, error_response, json_response};
-use super::metering::Admitted;
-use super::service::Service;
+use super::service::{Admitted, Service};
 use crate::{Catalog, Engine, Error, ItemRequest, SearchRequest};
 
 /// The path's parameters (`catalog`, `lang`, `id`), as axum extracts them.

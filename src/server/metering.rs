@@ -19,12 +19,7 @@ use super::accounts::{Credentials, Endpoint};
 use super::errors::error_response;
 use super::handlers::{invalid_path, path_is_utf8};
 use super::log;
-use super::service::Service;
-
-/// The team a request was admitted for (its number in the accounts), in the request's
-/// extensions once [`meter`] let it through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Admitted(pub usize);
+use super::service::{Admitted, Service};
 
 /// The layer's work for one request to `endpoint` (see the module docs).
 pub(super) async fn meter(

@@ -23,6 +23,8 @@
 
 pub mod accounts;
 mod clock;
+mod config;
+mod connections;
 mod errors;
 mod handlers;
 mod journal;
@@ -38,7 +40,9 @@ pub mod state;
 pub mod webhooks;
 
 pub use clock::unix_now;
+pub use config::ServeConfig;
+pub use connections::{serve_connections, Drained};
 pub use errors::{error_body, error_code, error_status};
 pub use router::{router, MAX_HEADER_BYTES, MAX_URI_BYTES, OPENAPI, ROUTES};
-pub use run::{run, serve_connections, Drained, ServeConfig, ServeError};
+pub use run::{run, ServeError};
 pub use service::Service;

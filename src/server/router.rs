@@ -17,8 +17,8 @@ use super::accounts::{self, Endpoint};
 use super::errors::{error_response, json_response};
 use super::handlers::{self, PathParams};
 use super::log;
-use super::metering::{self, Admitted};
-use super::service::Service;
+use super::metering;
+use super::service::{Admitted, Service};
 
 /// The OpenAPI 3.1 document of the service, served at `/openapi.json`.
 pub const OPENAPI: &str = include_str!("openapi.json");

@@ -5,11 +5,10 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
-
-use axum::Router;
 
 use super::accounts::{Accounts, AccountsError};
+use super::config::ServeConfig;
+use super::connections::{serve_connections, shutdown_signal};
 use super::router::router;
 use super::service::Service;
 use super::state::{SqliteState, StateError, StateUrl, SCHEMA_VERSION};
@@ -100,70 +99,6 @@ impl std::error::Error for ServeError {
             | ServeError::Listen { source, .. } => Some(source),
             ServeError::Webhooks(e) => Some(e),
             ServeError::WebhookCa { .. } => None,
-        }
-    }
-}
-
-/// How `cardex serve` runs: [`ServeConfig::new`], then set the fields that differ.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ServeConfig {
-    /// The snapshot folder.
-    pub data: PathBuf,
-    /// Where to listen: `HOST:PORT` (a name is resolved; port 0 picks a free port).
-    pub addr: String,
-    /// The state database (accounts and credits used); it takes the place of `accounts`
-    /// and `ledger`.
-    pub state: Option<StateUrl>,
-    /// The accounts file; without it (and without `state`) the server runs open (no
-    /// credentials, no metering).
-    pub accounts: Option<PathBuf>,
-    /// The credit ledger; by default the accounts file's path with extension `ledger`.
-    pub ledger: Option<PathBuf>,
-    /// How often usage figures refresh (the service refreshes them every 20 to 30 minutes).
-    pub usage_refresh: Duration,
-    /// The longest a request may take.
-    pub request_timeout: Duration,
-    /// How often charges are `fsync`ed.
-    pub sync_interval: Duration,
-    /// The longest a client may take to send a request's head (request line and headers)
-    /// once it has started, or an idle keep-alive connection may wait for its next request;
-    /// then the connection is closed without an answer.
-    pub header_read_timeout: Duration,
-    /// At shutdown, the longest in-flight requests are waited for.
-    pub shutdown_grace: Duration,
-    /// The webhooks file (subscriptions, retry policy); without it events are only logged.
-    pub webhooks: Option<PathBuf>,
-    /// The webhook outbox; by default the webhooks file's path with extension `outbox`.
-    pub outbox: Option<PathBuf>,
-    /// A PEM file of private CA certificates that `https://` receivers' certificates may
-    /// chain to, besides the system's and webpki's roots.
-    pub webhook_ca: Option<PathBuf>,
-    /// How often the snapshot folder is checked for changes (a reload follows once two
-    /// checks in a row see the same new state); `None`: only SIGHUP reloads.
-    pub watch_interval: Option<Duration>,
-}
-
-impl ServeConfig {
-    /// The defaults: no accounts, usage refreshed every 20 minutes, 10 s requests, 10 s to
-    /// send a request head, charges synced every 100 ms, 30 s of grace at shutdown, no
-    /// webhooks, the snapshot folder checked for changes every second.
-    pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
-        ServeConfig {
-            data,
-            addr: addr.into(),
-            state: None,
-            accounts: None,
-            ledger: None,
-            usage_refresh: Duration::from_secs(20 * 60),
-            request_timeout: Duration::from_secs(10),
-            sync_interval: Duration::from_millis(100),
-            header_read_timeout: Duration::from_secs(10),
-            shutdown_grace: Duration::from_secs(30),
-            webhooks: None,
-            outbox: None,
-            webhook_ca: None,
-            watch_interval: Some(Duration::from_secs(1)),
         }
     }
 }
@@ -379,63 +314,6 @@ async fn serve(
     })
 }
 
-/// How the connections stood when the server stopped accepting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Drained {
-    /// Connections open when the shutdown signal came.
-    pub in_flight: usize,
-    /// Of those, the ones still open when the grace period ran out.
-    pub cut_off: usize,
-}
-
-/// Accepts connections on `listener` and serves `app` on each with hyper's HTTP/1 (with
-/// [`ServeConfig::header_read_timeout`]) until `shutdown` completes; then stops accepting,
-/// lets every request in flight finish (idle keep-alive connections are closed at once)
-/// for at most [`ServeConfig::shutdown_grace`], and returns. [`run`] passes SIGINT/SIGTERM
-/// as `shutdown`; the throughput bench serves through this too.
-pub async fn serve_connections(
-    listener: tokio::net::TcpListener,
-    app: Router,
-    config: &ServeConfig,
-    shutdown: impl std::future::Future<Output = ()>,
-) -> Drained {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(config.header_read_timeout);
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        // Out of file descriptors and the like: say so, breathe, go on.
-                        log::event("accept_error", &e.to_string());
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let service = hyper_util::service::TowerToHyperService::new(app.clone());
-                let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-                // A connection error (a client gone, a header read timeout) ends only that
-                // connection; hyper has already answered what it could parse.
-                tokio::spawn(connection);
-            }
-            _ = &mut shutdown => break,
-        }
-    }
-    drop(listener);
-    let in_flight = graceful.count();
-    let cut_off = match tokio::time::timeout(config.shutdown_grace, graceful.shutdown()).await {
-        Ok(()) => 0,
-        Err(_) => in_flight.max(1),
-    };
-    Drained { in_flight, cut_off }
-}
-
 /// The certificates of a private CA file (PEM, one or more), for `https://` receivers.
 fn private_roots(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, ServeError> {
     let bad = |reason: String| ServeError::WebhookCa {
@@ -449,28 +327,4 @@ fn private_roots(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Se
         return Err(bad("it holds no certificate".into()));
     }
     Ok(roots)
-}
-
-/// The shutdown signals, SIGINT and SIGTERM, listened for from the moment this returns:
-/// a signal that comes while the server starts (the snapshot loading) is kept, and the
-/// server stops without serving, rather than being killed by the signal's default action.
-fn shutdown_signal() -> io::Result<impl std::future::Future<Output = ()>> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut term = signal(SignalKind::terminate())?;
-        Ok(async move {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = term.recv() => {}
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-    }
 }

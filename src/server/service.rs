@@ -10,6 +10,11 @@ use super::limit::RateLimiter;
 use super::log;
 use crate::{Engine, LiveEngine};
 
+/// The team a request was admitted for (its number in the accounts), in the request's
+/// extensions once the metering layer let it through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Admitted(pub usize);
+
 /// The accounts side of a server: teams, keys, limits, credits and usage.
 pub(super) struct Metered {
     pub teams: Vec<Team>,

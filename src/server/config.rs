@@ -1,0 +1,71 @@
+//! How `cardex serve` runs: where the snapshot and the state are, where to listen, the
+//! timeouts, and the webhook files.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::state::StateUrl;
+
+/// How `cardex serve` runs: [`ServeConfig::new`], then set the fields that differ.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeConfig {
+    /// The snapshot folder.
+    pub data: PathBuf,
+    /// Where to listen: `HOST:PORT` (a name is resolved; port 0 picks a free port).
+    pub addr: String,
+    /// The state database (accounts and credits used); it takes the place of `accounts`
+    /// and `ledger`.
+    pub state: Option<StateUrl>,
+    /// The accounts file; without it (and without `state`) the server runs open (no
+    /// credentials, no metering).
+    pub accounts: Option<PathBuf>,
+    /// The credit ledger; by default the accounts file's path with extension `ledger`.
+    pub ledger: Option<PathBuf>,
+    /// How often usage figures refresh (the service refreshes them every 20 to 30 minutes).
+    pub usage_refresh: Duration,
+    /// The longest a request may take.
+    pub request_timeout: Duration,
+    /// How often charges are `fsync`ed.
+    pub sync_interval: Duration,
+    /// The longest a client may take to send a request's head (request line and headers)
+    /// once it has started, or an idle keep-alive connection may wait for its next request;
+    /// then the connection is closed without an answer.
+    pub header_read_timeout: Duration,
+    /// At shutdown, the longest in-flight requests are waited for.
+    pub shutdown_grace: Duration,
+    /// The webhooks file (subscriptions, retry policy); without it events are only logged.
+    pub webhooks: Option<PathBuf>,
+    /// The webhook outbox; by default the webhooks file's path with extension `outbox`.
+    pub outbox: Option<PathBuf>,
+    /// A PEM file of private CA certificates that `https://` receivers' certificates may
+    /// chain to, besides the system's and webpki's roots.
+    pub webhook_ca: Option<PathBuf>,
+    /// How often the snapshot folder is checked for changes (a reload follows once two
+    /// checks in a row see the same new state); `None`: only SIGHUP reloads.
+    pub watch_interval: Option<Duration>,
+}
+
+impl ServeConfig {
+    /// The defaults: no accounts, usage refreshed every 20 minutes, 10 s requests, 10 s to
+    /// send a request head, charges synced every 100 ms, 30 s of grace at shutdown, no
+    /// webhooks, the snapshot folder checked for changes every second.
+    pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
+        ServeConfig {
+            data,
+            addr: addr.into(),
+            state: None,
+            accounts: None,
+            ledger: None,
+            usage_refresh: Duration::from_secs(20 * 60),
+            request_timeout: Duration::from_secs(10),
+            sync_interval: Duration::from_millis(100),
+            header_read_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
+            webhooks: None,
+            outbox: None,
+            webhook_ca: None,
+            watch_interval: Some(Duration::from_secs(1)),
+        }
+    }
+}
