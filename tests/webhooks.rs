@@ -206,6 +206,17 @@ fn webhooks_file_for(dir: &Path, base: &str, retry: Value) -> PathBuf {
     path
 }
 
+/// The server's arguments for webhooks from `hooks`, with the folder watcher off: the
+/// tests reload with SIGHUP, when they choose.
+fn reload_on_hup_only(hooks: &Path) -> [&str; 4] {
+    [
+        "--webhooks",
+        hooks.to_str().unwrap(),
+        "--watch-interval",
+        "0",
+    ]
+}
+
 fn event_of(d: &Delivery) -> Value {
     serde_json::from_slice(&d.body).unwrap()
 }
@@ -370,12 +381,7 @@ async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart
         port,
         json!({"first_delay_ms": 50, "max_delay_ms": 200, "timeout_ms": 2000}),
     );
-    let args = [
-        "--webhooks",
-        hooks.to_str().unwrap(),
-        "--watch-interval",
-        "0",
-    ];
+    let args = reload_on_hup_only(&hooks);
     let server = Server::start_on(&data, &args);
     // A broken file: the reload is refused with the file named, the old data serves.
     let ddw = data.join("pokemon/cards/ddw.json");
@@ -495,12 +501,7 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
         port,
         json!({"first_delay_ms": 10, "max_delay_ms": 40, "give_up_after_secs": 0}),
     );
-    let args = [
-        "--webhooks",
-        hooks.to_str().unwrap(),
-        "--watch-interval",
-        "0",
-    ];
+    let args = reload_on_hup_only(&hooks);
     let server = Server::start_on(&data, &args);
     edit_card(&data, "lorcana/cards/cards.json", "lor1-1", |c| {
         c["variants"][0]["prices"][0]["market"] = json!(123.0);
@@ -564,12 +565,7 @@ async fn https_receivers_get_signed_deliveries_and_an_unknown_ca_is_a_retried_fa
         &format!("https://localhost:{port}"),
         json!({"first_delay_ms": 50, "max_delay_ms": 100, "timeout_ms": 2000}),
     );
-    let args = [
-        "--webhooks",
-        hooks.to_str().unwrap(),
-        "--watch-interval",
-        "0",
-    ];
+    let args = reload_on_hup_only(&hooks);
     // Without the private CA the receiver's certificate is not trusted: every attempt
     // fails with the reason logged, and the event stays pending.
     let server = Server::start_on(&data, &args);

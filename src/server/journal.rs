@@ -293,10 +293,7 @@ mod tests {
     use super::*;
 
     fn scratch_log(name: &str, text: &[u8]) -> (PathBuf, AppendLog) {
-        let dir =
-            std::env::temp_dir().join(format!("cardex-journal-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::server::testing::scratch("journal", name);
         let path = dir.join("log");
         let log = AppendLog::create(&path, text).unwrap();
         (path, log)

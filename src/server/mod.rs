@@ -37,6 +37,8 @@ mod router;
 mod run;
 mod service;
 pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod webhooks;
 
 pub use clock::unix_now;

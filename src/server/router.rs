@@ -225,11 +225,7 @@ mod tests {
     /// with the error body; other routes go on answering.
     #[test]
     fn a_panic_anywhere_becomes_a_500_with_the_error_body() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = crate::server::testing::runtime();
         runtime.block_on(async {
             async fn panicking_layer(_: Request, _: Next) -> Response {
                 panic!("a bug in a layer")
@@ -250,9 +246,7 @@ mod tests {
                 )
                 .route("/fine", get(|| async { "ok" }));
             let app = with_operations(routes, Duration::from_secs(5));
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            tokio::spawn(async move { axum::serve(listener, app).await });
+            let addr = crate::server::testing::serve(app).await;
             let client = reqwest::Client::new();
             for path in ["/handler", "/layer"] {
                 let r = client
@@ -278,11 +272,7 @@ mod tests {
     /// too long, and lets a quick one through.
     #[test]
     fn a_slow_request_gets_503_timeout() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = crate::server::testing::runtime();
         runtime.block_on(async {
             let routes: Router<()> = Router::new()
                 .route(
@@ -294,9 +284,7 @@ mod tests {
                 )
                 .route("/quick", get(|| async { "ok" }));
             let app = with_operations(routes, Duration::from_millis(100));
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            tokio::spawn(async move { axum::serve(listener, app).await });
+            let addr = crate::server::testing::serve(app).await;
             let client = reqwest::Client::new();
             let started = Instant::now();
             let slow = client

@@ -252,10 +252,7 @@ mod tests {
     use std::fs::OpenOptions;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("cardex-outbox-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::server::testing::scratch("outbox", name)
     }
 
     /// The event ids of the deliveries an outbox holds pending when it is opened again.
