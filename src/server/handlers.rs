@@ -126,6 +126,11 @@ pub(super) fn invalid_path() -> Response {
 /// Whether `path` is UTF-8 once its `%XX` escapes are decoded (what axum's path
 /// extraction requires). A `%` not followed by two hex digits stays as it is.
 pub(super) fn path_is_utf8(path: &str) -> bool {
+    // Without an escape the path is the `str` it already is: no decoding, no allocation
+    // (the common case, checked on every metered request).
+    if !path.contains('%') {
+        return true;
+    }
     let bytes = path.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -1,8 +1,8 @@
 //! Authentication, the rate limit and charging, as one layer in front of every metered
 //! endpoint's handler. Without accounts the layer lets every request through. With them,
-//! in order: `X-Api-Key` and `X-Team-ID` must belong together (`401 missing_credentials` /
-//! `invalid_credentials`) — after the path, which must be UTF-8 once percent-decoded
-//! (`400 invalid_path`, as without accounts); the team's rate limit (`429 rate_limited` with `Retry-After`,
+//! in order: the path must be UTF-8 once percent-decoded (`400 invalid_path`, as without
+//! accounts); `X-Api-Key` and `X-Team-ID` must belong together (`401 missing_credentials`
+//! / `invalid_credentials`); the team's rate limit (`429 rate_limited` with `Retry-After`,
 //! and the request costs nothing); then the handler answers, and a successful answer is
 //! charged to the team's credits before it leaves (`503 ledger_unavailable`, unserved,
 //! when the charge cannot be written). Errors cost nothing.
