@@ -1,6 +1,6 @@
 //! Throughput of the HTTP service: `cardex serve`'s router and accept loop with
-//! accounts (2,000 teams, keys checked, rate limit, credits charged to the append-only file
-//! ledger in a scratch folder, synced every 100 ms as the server does), driven on
+//! accounts (2,000 teams, keys checked, rate limit, credits charged to the SQLite state in
+//! a scratch folder, checkpointed every 500 ms as the server does), driven on
 //! loopback by keep-alive connections sending `GET /pokemon/v1/cards?q=...&page_size=10`,
 //! next to an axum handler that returns a constant body of the same size, in the same run
 //! and process. Reports requests/s and latency percentiles; every answer is checked to be
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use axum::routing::get;
 use cardex::server::accounts::{Accounts, Plan};
-use cardex::server::ledger::FileLedger;
+use cardex::server::state::{State, StateUrl};
 use cardex::server::{router, serve_connections, ServeConfig, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -144,14 +144,28 @@ fn main() {
         .collect();
     let scratch = std::env::temp_dir().join(format!("cardex-http-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("a scratch folder");
-    let ledger = FileLedger::open(&scratch.join("bench.ledger")).expect("the ledger");
-    let service = Arc::new(Service::metered(engine, accounts, Arc::new(ledger)));
     let config = Arc::new(ServeConfig::new(scratch.clone(), "127.0.0.1:0"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
+    let state_file = scratch.join("bench.state.db");
     runtime.block_on(async move {
+        let state = State::open(&StateUrl::Sqlite(state_file))
+            .await
+            .expect("the state");
+        state.import(&accounts).await.expect("the accounts");
+        let service = Arc::new(
+            Service::with_state(
+                engine,
+                Arc::new(state),
+                config.rate_limit,
+                config.rate_window,
+                None,
+            )
+            .await
+            .expect("the service"),
+        );
         let app = router(service.clone(), Duration::from_secs(10));
         let search_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let search_addr = search_listener.local_addr().expect("addr");
@@ -162,15 +176,14 @@ fn main() {
             });
         }
         {
-            // The server's own 100 ms ledger sync, off the runtime's workers.
+            // The server's own periodic checkpoint.
             let service = service.clone();
+            let every = config.sync_interval;
             tokio::spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                let mut tick = tokio::time::interval(every);
                 loop {
                     tick.tick().await;
-                    let service = service.clone();
-                    let synced = tokio::task::spawn_blocking(move || service.sync_ledger()).await;
-                    assert!(matches!(synced, Ok(Ok(()))), "the ledger syncs");
+                    service.tick().await;
                 }
             });
         }

@@ -97,18 +97,22 @@ struct ServeArgs {
     /// Where to listen: HOST:PORT (port 0 picks a free one, printed in the log).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: String,
-    /// The state database: accounts (teams, plans, key hashes, credit costs) and credits
-    /// used, as `sqlite:PATH` (created when missing). Without it or --accounts the server
-    /// runs open, for local use: no credentials, no rate limit, no credits.
-    #[arg(long, value_name = "URL", value_parser = parse_state, conflicts_with_all = ["accounts", "ledger"])]
+    /// The state database: accounts (teams, plans, key hashes, credit costs), credits
+    /// used, usage figures and the webhook outbox. `sqlite:PATH` (one server; created when
+    /// missing) or `postgres://USER@HOST[:PORT]/DB` (replicas) [default: an SQLite file
+    /// beside the snapshot folder, `<folder>.state.db`].
+    #[arg(long, value_name = "URL", value_parser = parse_state)]
     state: Option<cardex::server::state::StateUrl>,
-    /// The accounts file (teams, plans, key hashes, credit costs), with its credits kept in
-    /// --ledger: the file-based alternative to --state.
+    /// Serve without credentials, rate limits or credits, for local use.
+    #[arg(long)]
+    open: bool,
+    /// With PostgreSQL state: the local file charges are spooled to while the database is
+    /// unreachable [default: `<folder>.spool.db` beside the snapshot folder].
     #[arg(long, value_name = "FILE")]
-    accounts: Option<PathBuf>,
-    /// The credit ledger [default: the accounts file with extension `ledger`].
-    #[arg(long, value_name = "FILE", requires = "accounts")]
-    ledger: Option<PathBuf>,
+    spool: Option<PathBuf>,
+    /// The rate limit's window in milliseconds (100 requests per team in any window).
+    #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
+    rate_window: u64,
     /// Seconds between refreshes of the usage figures (the service refreshes them every 20
     /// to 30 minutes).
     #[arg(long, value_name = "SECS", default_value_t = 1200)]
@@ -127,9 +131,6 @@ struct ServeArgs {
     /// reloads still happen and their events are logged, but nothing is delivered.
     #[arg(long, value_name = "FILE")]
     webhooks: Option<PathBuf>,
-    /// The webhook outbox [default: the webhooks file with extension `outbox`].
-    #[arg(long, value_name = "FILE", requires = "webhooks")]
-    outbox: Option<PathBuf>,
     /// A PEM file of private CA certificates that `https://` webhook receivers may present
     /// certificates from, besides the system's and webpki's root certificates.
     #[arg(long, value_name = "FILE", requires = "webhooks")]
@@ -146,14 +147,9 @@ struct ServeArgs {
 enum AccountsCommand {
     /// Make a new API key for a team (creating the team if needed), store its hash, and
     /// print the key: the only time it is shown.
-    #[command(group(clap::ArgGroup::new("store").required(true).args(["state", "accounts"])))]
     AddKey {
-        /// The state database (`sqlite:PATH`, created when missing).
-        #[arg(long, value_name = "URL", value_parser = parse_state)]
-        state: Option<cardex::server::state::StateUrl>,
-        /// The accounts file (created if missing).
-        #[arg(long, value_name = "FILE")]
-        accounts: Option<PathBuf>,
+        #[command(flatten)]
+        state: StateArg,
         /// The team id (1 to 64 letters, digits, `_` or `-`).
         #[arg(long)]
         team: String,
@@ -169,10 +165,58 @@ enum AccountsCommand {
     Import {
         /// The accounts file.
         file: PathBuf,
-        /// The state database (`sqlite:PATH`, created when missing).
-        #[arg(long, value_name = "URL", value_parser = parse_state)]
-        state: cardex::server::state::StateUrl,
+        #[command(flatten)]
+        state: StateArg,
     },
+    /// List the teams: plan, number of keys and credits used.
+    List {
+        #[command(flatten)]
+        state: StateArg,
+    },
+}
+
+/// The state database an `accounts` command works on.
+#[cfg(feature = "server")]
+#[derive(Debug, Args)]
+struct StateArg {
+    /// The state database, `sqlite:PATH` or `postgres://USER@HOST[:PORT]/DB` [default:
+    /// the one `cardex serve` uses for --data, `<folder>.state.db` beside it].
+    #[arg(long, value_name = "URL", value_parser = parse_state)]
+    state: Option<cardex::server::state::StateUrl>,
+    #[command(flatten)]
+    data: DataArg,
+}
+
+#[cfg(feature = "server")]
+impl StateArg {
+    fn url(self) -> cardex::server::state::StateUrl {
+        match self.state {
+            Some(url) => url,
+            None => cardex::server::state::default_state(&self.data.path()),
+        }
+    }
+
+    /// Opens the state, on a runtime of its own.
+    fn open(
+        self,
+    ) -> Result<
+        (
+            tokio::runtime::Runtime,
+            cardex::server::state::State,
+            cardex::server::state::StateUrl,
+        ),
+        Failure,
+    > {
+        let url = self.url();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Failure::Io)?;
+        let state = runtime
+            .block_on(cardex::server::state::State::open(&url))
+            .map_err(|e| Failure::Config(e.to_string()))?;
+        Ok((runtime, state, url))
+    }
 }
 
 /// A new team's plan, its overage rate checked.
@@ -306,9 +350,13 @@ enum Failure {
     Request(Error),
     /// A command line that cannot be carried out as given.
     Usage(String),
-    /// The server could not start or stopped with an error (or an accounts file is bad).
+    /// The server stopped with an error.
     #[cfg_attr(not(feature = "server"), allow(dead_code))]
     Serve(String),
+    /// A configuration the environment cannot carry out: a state, snapshot, webhooks or
+    /// CA file, an address (exit status 2, like a usage error).
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    Config(String),
     Io(io::Error),
 }
 
@@ -335,6 +383,10 @@ fn main() -> ExitCode {
         Err(Failure::Serve(message)) => {
             eprintln!("error: {message}");
             ExitCode::from(1)
+        }
+        Err(Failure::Config(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
         }
         // A closed stdout (`cardex search ... | head`) is not an error worth a message.
         Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -424,34 +476,35 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Serve(args) => {
             let mut config = cardex::server::ServeConfig::new(args.data.path(), args.addr);
             config.state = args.state;
-            config.accounts = args.accounts;
-            config.ledger = args.ledger;
+            config.open = args.open;
+            config.spool = args.spool;
+            config.rate_window = std::time::Duration::from_millis(args.rate_window.max(1));
             config.usage_refresh = std::time::Duration::from_secs(args.usage_refresh.max(1));
             config.request_timeout = std::time::Duration::from_millis(args.request_timeout.max(1));
             config.header_read_timeout =
                 std::time::Duration::from_millis(args.header_timeout.max(1));
             config.shutdown_grace = std::time::Duration::from_secs(args.shutdown_grace);
             config.webhooks = args.webhooks;
-            config.outbox = args.outbox;
             config.webhook_ca = args.webhook_ca;
             config.watch_interval = (args.watch_interval > 0)
                 .then(|| std::time::Duration::from_millis(args.watch_interval));
-            return cardex::server::run(config).map_err(|e| Failure::Serve(e.to_string()));
+            return cardex::server::run(config).map_err(|e| match e.exit_code() {
+                2 => Failure::Config(e.to_string()),
+                _ => Failure::Serve(e.to_string()),
+            });
         }
         #[cfg(feature = "server")]
         Command::Accounts {
             command: AccountsCommand::Import { file, state },
         } => {
-            let cardex::server::state::StateUrl::Sqlite(db) = &state else {
-                unreachable!("sqlite is the one state engine")
-            };
             let accounts = cardex::server::accounts::Accounts::read(&file)
-                .map_err(|e| Failure::Serve(e.to_string()))?;
-            cardex::server::state::SqliteState::open(db)
-                .and_then(|s| s.import(&accounts))
-                .map_err(|e| Failure::Serve(e.to_string()))?;
+                .map_err(|e| Failure::Config(e.to_string()))?;
+            let (runtime, state, url) = state.open()?;
+            runtime
+                .block_on(state.import(&accounts))
+                .map_err(|e| Failure::Config(e.to_string()))?;
             eprintln!(
-                "imported {} teams from {} into {state}",
+                "imported {} teams from {} into {url}",
                 accounts.teams.len(),
                 file.display()
             );
@@ -461,65 +514,55 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Accounts {
             command:
                 AccountsCommand::AddKey {
-                    state: Some(state),
+                    state,
                     team,
                     total_credits,
                     overage_credit_rate,
-                    ..
                 },
         } => {
             let plan = overage_plan(total_credits, overage_credit_rate)?;
-            let cardex::server::state::StateUrl::Sqlite(db) = &state else {
-                unreachable!("sqlite is the one state engine")
-            };
-            let key = cardex::server::state::SqliteState::open(db)
-                .map_err(|e| Failure::Serve(e.to_string()))?
-                .add_key(&team, plan, cardex::server::unix_now())
-                .map_err(|e| match e {
-                    cardex::server::state::StateError::BadTeamId { .. } => {
-                        Failure::Usage(e.to_string())
-                    }
-                    _ => Failure::Serve(e.to_string()),
-                })?;
-            eprintln!("added a key for team `{team}` to {state}; it is shown once, store it now:");
+            if !cardex::server::accounts::valid_team_id(&team) {
+                return Err(Failure::Usage(format!(
+                    "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
+                )));
+            }
+            let (runtime, state, url) = state.open()?;
+            let key = runtime
+                .block_on(state.add_key(&team, plan, cardex::server::unix_now()))
+                .map_err(|e| Failure::Config(e.to_string()))?;
+            eprintln!("added a key for team `{team}` to {url}; it is shown once, store it now:");
             writeln!(out, "{key}").map_err(Failure::Io)?;
             return out.flush().map_err(Failure::Io);
         }
         #[cfg(feature = "server")]
         Command::Accounts {
-            command:
-                AccountsCommand::AddKey {
-                    accounts: Some(path),
-                    team,
-                    total_credits,
-                    overage_credit_rate,
-                    ..
-                },
+            command: AccountsCommand::List { state },
         } => {
-            use cardex::server::accounts::Accounts;
-            let mut accounts = if path.exists() {
-                Accounts::read(&path).map_err(|e| Failure::Serve(e.to_string()))?
-            } else {
-                Accounts::default()
-            };
-            let plan = overage_plan(total_credits, overage_credit_rate)?;
-            let key = accounts
-                .add_key(&team, plan, cardex::server::unix_now())
-                .map_err(|e| Failure::Usage(e.to_string()))?;
-            accounts
-                .write(&path)
-                .map_err(|e| Failure::Serve(e.to_string()))?;
-            eprintln!(
-                "added a key for team `{team}` to {}; it is shown once, store it now:",
-                path.display()
-            );
-            writeln!(out, "{key}").map_err(Failure::Io)?;
+            let (runtime, state, _) = state.open()?;
+            let accounts = runtime
+                .block_on(state.accounts())
+                .map_err(|e| Failure::Config(e.to_string()))?;
+            writeln!(
+                out,
+                "team\ttotal_credits\toverage_credit_rate\tkeys\tused_credits"
+            )
+            .map_err(Failure::Io)?;
+            for team in &accounts.teams {
+                let used = runtime
+                    .block_on(state.used(&team.id))
+                    .map_err(|e| Failure::Config(e.to_string()))?;
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{}\t{used}",
+                    team.id,
+                    team.plan.total_credits,
+                    team.plan.overage_credit_rate,
+                    team.keys.len()
+                )
+                .map_err(Failure::Io)?;
+            }
             return out.flush().map_err(Failure::Io);
         }
-        #[cfg(feature = "server")]
-        Command::Accounts {
-            command: AccountsCommand::AddKey { .. },
-        } => unreachable!("clap requires --state or --accounts"),
         Command::Import {
             format: ImportFormat::PokemonTcgData,
             src,

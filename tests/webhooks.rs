@@ -433,7 +433,10 @@ async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart
     let server = Server::start_on(&data, &args);
     let got = receiver.wait_for_ok(2).await;
     let log = server.log();
-    assert!(log.contains("2 pending deliveries restored"), "{log}");
+    assert!(
+        log.contains("2 pending deliveries to all in the outbox"),
+        "{log}"
+    );
     // Per subscription, in order: the first event (two 503s, then 200), then the second.
     let seen: Vec<(String, u16)> = got
         .iter()

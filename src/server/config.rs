@@ -14,19 +14,26 @@ pub struct ServeConfig {
     pub data: PathBuf,
     /// Where to listen: `HOST:PORT` (a name is resolved; port 0 picks a free port).
     pub addr: String,
-    /// The state database (accounts and credits used); it takes the place of `accounts`
-    /// and `ledger`.
+    /// The state database (accounts, credits used, usage figures, the webhook outbox and
+    /// the marks of the last snapshot); by default an SQLite file beside the snapshot
+    /// folder ([`super::state::default_state`]).
     pub state: Option<StateUrl>,
-    /// The accounts file; without it (and without `state`) the server runs open (no
-    /// credentials, no metering).
-    pub accounts: Option<PathBuf>,
-    /// The credit ledger; by default the accounts file's path with extension `ledger`.
-    pub ledger: Option<PathBuf>,
+    /// Serve without credentials, limits or credits (local use); the state still holds
+    /// the webhook outbox.
+    pub open: bool,
+    /// With PostgreSQL state: where charges are spooled while the database is unreachable;
+    /// by default `<data>.spool.db` beside the snapshot folder.
+    pub spool: Option<PathBuf>,
+    /// The rate limit: at most this many requests per team in any `rate_window`.
+    pub rate_limit: u32,
+    /// The rate limit's window (one second).
+    pub rate_window: Duration,
     /// How often usage figures refresh (the service refreshes them every 20 to 30 minutes).
     pub usage_refresh: Duration,
     /// The longest a request may take.
     pub request_timeout: Duration,
-    /// How often charges are `fsync`ed.
+    /// How often SQLite's write-ahead log is checkpointed, and how often an unreachable
+    /// PostgreSQL is tried again.
     pub sync_interval: Duration,
     /// The longest a client may take to send a request's head (request line and headers)
     /// once it has started, or an idle keep-alive connection may wait for its next request;
@@ -36,8 +43,6 @@ pub struct ServeConfig {
     pub shutdown_grace: Duration,
     /// The webhooks file (subscriptions, retry policy); without it events are only logged.
     pub webhooks: Option<PathBuf>,
-    /// The webhook outbox; by default the webhooks file's path with extension `outbox`.
-    pub outbox: Option<PathBuf>,
     /// A PEM file of private CA certificates that `https://` receivers' certificates may
     /// chain to, besides the system's and webpki's roots.
     pub webhook_ca: Option<PathBuf>,
@@ -47,23 +52,25 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    /// The defaults: no accounts, usage refreshed every 20 minutes, 10 s requests, 10 s to
-    /// send a request head, charges synced every 100 ms, 30 s of grace at shutdown, no
-    /// webhooks, the snapshot folder checked for changes every second.
+    /// The defaults: the state beside the snapshot folder, metered, 100 requests per second
+    /// per team, usage refreshed every 20 minutes, 10 s requests, 10 s to send a request
+    /// head, the state synced every 500 ms, 30 s of grace at shutdown, no webhooks, the
+    /// snapshot folder checked for changes every second.
     pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
             addr: addr.into(),
             state: None,
-            accounts: None,
-            ledger: None,
+            open: false,
+            spool: None,
+            rate_limit: 100,
+            rate_window: Duration::from_secs(1),
             usage_refresh: Duration::from_secs(20 * 60),
             request_timeout: Duration::from_secs(10),
-            sync_interval: Duration::from_millis(100),
+            sync_interval: Duration::from_millis(500),
             header_read_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(30),
             webhooks: None,
-            outbox: None,
             webhook_ca: None,
             watch_interval: Some(Duration::from_secs(1)),
         }

@@ -93,7 +93,11 @@ fn catalog_answer(
 
 /// `/account/v1/usage`: the admitted team's figures as of the last refresh. It takes no
 /// parameters, and a server without accounts has no usage to report.
-pub(super) fn usage(service: &Service, team: Option<Admitted>, query: Option<&str>) -> Response {
+pub(super) async fn usage(
+    service: &Service,
+    team: Option<Admitted>,
+    query: Option<&str>,
+) -> Response {
     if let Some((name, value)) = query_pairs(query).into_iter().next() {
         return error_response(
             StatusCode::BAD_REQUEST,
@@ -102,9 +106,22 @@ pub(super) fn usage(service: &Service, team: Option<Admitted>, query: Option<&st
             json!({"parameter": name, "value": value, "allowed": []}),
         );
     }
-    match team.and_then(|Admitted(t)| service.usage(t)) {
-        Some(body) => json_response(StatusCode::OK, body),
-        None => error_response(
+    let usage = match team {
+        Some(Admitted(t)) => service.usage(t).await,
+        None => Ok(None),
+    };
+    match usage {
+        Ok(Some(body)) => json_response(StatusCode::OK, body),
+        Err(e) => {
+            super::log::event("state_error", &e.to_string());
+            error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "state_unavailable",
+                "the usage figures cannot be read now; try again".into(),
+                json!({}),
+            )
+        }
+        Ok(None) => error_response(
             StatusCode::NOT_FOUND,
             "not_found",
             "this server runs without accounts: there is no usage to report".into(),

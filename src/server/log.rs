@@ -59,7 +59,7 @@ pub(super) fn request(
     }
 }
 
-/// Logs a server event (`listening`, `open_mode`, `stopped`, `ledger_error`, ...), after
+/// Logs a server event (`listening`, `open_mode`, `stopped`, `state_error`, ...), after
 /// the request lines before it, at once.
 pub(super) fn event(name: &str, message: &str) {
     flush();

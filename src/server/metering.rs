@@ -4,8 +4,10 @@
 //! accounts); `X-Api-Key` and `X-Team-ID` must belong together (`401 missing_credentials`
 //! / `invalid_credentials`); the team's rate limit (`429 rate_limited` with `Retry-After`,
 //! and the request costs nothing); then the handler answers, and a successful answer is
-//! charged to the team's credits before it leaves (`503 ledger_unavailable`, unserved,
-//! when the charge cannot be written). Errors cost nothing.
+//! charged to the team's credits before it leaves (`503 state_unavailable`, unserved,
+//! when the charge cannot be recorded). Errors cost nothing. With PostgreSQL state the
+//! shared rate limit is decided with the charge, after the handler (see
+//! [`super::charging`]).
 
 use std::sync::Arc;
 
@@ -16,8 +18,10 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::accounts::{Credentials, Endpoint};
+use super::charging::{Charging, NotCharged};
 use super::errors::error_response;
 use super::handlers::{invalid_path, path_is_utf8};
+use super::limit::Refused;
 use super::log;
 use super::service::{Admitted, Service};
 
@@ -64,32 +68,55 @@ pub(super) async fn meter(
             )
         }
     };
-    if let Err(refused) = m.limiter.check(team) {
-        let secs = refused.retry_after_secs();
-        let mut response = error_response(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            "more than 100 requests in one second for this team".into(),
-            json!({"limit": 100, "window_seconds": 1, "retry_after": secs}),
-        );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        return response;
-    }
+    let checked = match m.charging.before(team) {
+        Ok(checked) => checked,
+        Err(refused) => return rate_limited(&m.charging, refused),
+    };
     request.extensions_mut().insert(Admitted(team));
     let response = next.run(request).await;
-    if !response.status().is_success() {
-        return response;
+    let credits = if response.status().is_success() {
+        m.costs.of(endpoint)
+    } else {
+        0
+    };
+    match m
+        .charging
+        .after(checked, team, &m.teams[team].id, credits)
+        .await
+    {
+        Ok(()) => response,
+        Err(NotCharged::Refused(refused)) => rate_limited(&m.charging, refused),
+        Err(NotCharged::Unavailable(e)) => {
+            log::event("state_error", &e.to_string());
+            error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "state_unavailable",
+                "the request could not be metered; it was not served".into(),
+                json!({}),
+            )
+        }
     }
-    if let Err(e) = m.ledger.charge(&m.teams[team].id, m.costs.of(endpoint)) {
-        log::event("ledger_error", &e.to_string());
-        return error_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "ledger_unavailable",
-            "the request could not be metered; it was not served".into(),
-            json!({}),
-        );
-    }
+}
+
+/// `429 rate_limited`, with `Retry-After` in whole seconds.
+fn rate_limited(charging: &Charging, refused: Refused) -> Response {
+    let secs = refused.retry_after_secs();
+    let (limit, window) = charging.limit();
+    let mut response = error_response(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        format!(
+            "more than {limit} requests in {} for this team",
+            if window == std::time::Duration::from_secs(1) {
+                "one second".to_string()
+            } else {
+                format!("{} ms", window.as_millis())
+            }
+        ),
+        json!({"limit": limit, "window_seconds": window.as_secs_f64(), "retry_after": secs}),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     response
 }

@@ -13,22 +13,23 @@
 //! 3. the endpoint's handler asks the engine and maps its answer (pre-rendered JSON, or a
 //!    typed error: [`error_body`]) to a response;
 //! 4. the metering layer charges a successful (2xx) answer to the team's credits in the
-//!    [`ledger`] before it leaves; errors cost nothing;
+//!    [`state`] before it leaves; errors cost nothing (with PostgreSQL state, the shared
+//!    rate limit is decided in the same statement);
 //! 5. one structured log line (logfmt) per request; keys never appear in logs.
 //!
-//! [`run`] starts it all from a [`ServeConfig`]: the snapshot, the accounts, the ledger,
-//! the webhooks ([`webhooks`]: subscriptions, outbox, dispatcher) and reloads. SERVER.md
+//! [`run`] starts it all from a [`ServeConfig`]: the snapshot, the [`state`] (SQLite or
+//! PostgreSQL: accounts, credits, usage figures, the webhook outbox), the webhooks
+//! ([`webhooks`]: subscriptions and the dispatcher) and reloads. SERVER.md
 //! documents the accounts file, the credit table, the usage figures and every decision
 //! the spec leaves open.
 
 pub mod accounts;
+mod charging;
 mod clock;
 mod config;
 mod connections;
 mod errors;
 mod handlers;
-mod journal;
-pub mod ledger;
 pub mod limit;
 mod log;
 mod metering;

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::log;
 use super::service::Service;
+use super::state::StateError;
 use super::webhooks::{new_event_id, Dispatcher};
 use crate::live::{Event, ReloadError};
 
@@ -148,22 +149,25 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, wh
     let path = service.engine().path().display().to_string();
     log::event("reload", &format!("{why}: loading {path}"));
     let (s, d) = (service.clone(), dispatcher.cloned());
+    let runtime = tokio::runtime::Handle::current();
     let result = tokio::task::spawn_blocking(move || {
         let mut events = Vec::new();
         let report = s.engine().reload_with(|report| {
             events = report.events(new_event_id);
             match &d {
-                Some(d) if !events.is_empty() => d.publish(&mut events, &report.changes).map(Some),
+                Some(d) if !events.is_empty() => runtime
+                    .block_on(d.publish(&mut events, &report.changes))
+                    .map(Some),
                 _ => Ok(None),
             }
             .map(|enqueued| log_events(&events, enqueued))
         })?;
         if let Some(d) = &d {
-            if let Err(e) = d.save_marks(&s.engine().marks()) {
+            if let Err(e) = runtime.block_on(d.save_marks(&s.engine().marks())) {
                 log::event("webhook_error", &format!("cannot save the marks: {e}"));
             }
         }
-        Ok::<_, ReloadError<std::io::Error>>((report, events.len()))
+        Ok::<_, ReloadError<StateError>>((report, events.len()))
     })
     .await;
     match result {
@@ -224,10 +228,10 @@ fn log_events(events: &[Event], enqueued: Option<usize>) {
 ///
 /// # Errors
 ///
-/// The outbox's or the marks file's, naming it.
-pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> std::io::Result<()> {
+/// The state's.
+pub(super) async fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Result<(), StateError> {
     let current = service.engine().marks();
-    if let Some(saved) = dispatcher.saved_marks()? {
+    if let Some(saved) = dispatcher.saved_marks().await? {
         let changes = saved.changes(&current);
         let mut events = crate::live::events(&changes, new_event_id);
         if !events.is_empty() {
@@ -238,11 +242,9 @@ pub(super) fn catch_up(service: &Service, dispatcher: &Dispatcher) -> std::io::R
                     events.len()
                 ),
             );
-            let enqueued = dispatcher.publish(&mut events, &changes)?;
+            let enqueued = dispatcher.publish(&mut events, &changes).await?;
             log_events(&events, Some(enqueued));
         }
     }
-    dispatcher
-        .save_marks(&current)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot save the marks beside it: {e}")))
+    dispatcher.save_marks(&current).await
 }

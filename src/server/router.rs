@@ -98,7 +98,7 @@ fn metered(endpoint: Endpoint) -> MethodRouter<Arc<Service>> {
             |State(service): State<Arc<Service>>,
              team: Option<Extension<Admitted>>,
              RawQuery(query): RawQuery| async move {
-                handlers::usage(&service, team.map(|Extension(t)| t), query.as_deref())
+                handlers::usage(&service, team.map(|Extension(t)| t), query.as_deref()).await
             },
         ),
     }

@@ -1,19 +1,18 @@
-//! Running the service: its configuration, the start (snapshot, accounts, ledger,
-//! webhooks), the accept loop with graceful shutdown, and the typed errors that stop it.
+//! Running the service: the start (snapshot, state, accounts, webhooks), serving until a
+//! stop signal, and the typed errors that stop it.
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::accounts::{Accounts, AccountsError};
 use super::config::ServeConfig;
 use super::connections::{serve_connections, shutdown_signal};
 use super::router::router;
 use super::service::Service;
-use super::state::{SqliteState, StateError, StateUrl, SCHEMA_VERSION};
+use super::state::{default_state, State, StateError, StateUrl};
 use super::webhooks::WebhooksError;
-use super::{ledger, log, reload, webhooks};
+use super::{log, reload, webhooks};
 use crate::{Engine, LoadError};
 
 /// Why the service could not start, or stopped with an error.
@@ -26,26 +25,11 @@ pub enum ServeError {
     Signal(io::Error),
     /// The snapshot could not be loaded.
     Snapshot(LoadError),
-    /// The accounts file could not be read or is not valid.
-    Accounts(AccountsError),
-    /// The state database could not be opened, migrated or read.
+    /// The state database could not be opened, reached, migrated or read (or, with
+    /// PostgreSQL, the local spool).
     State(StateError),
-    /// The credit ledger could not be opened, or not synced at shutdown.
-    Ledger {
-        /// The ledger file.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
     /// The webhooks file could not be read or is not valid.
     Webhooks(WebhooksError),
-    /// The webhook outbox, or the marks saved beside it, could not be opened or written.
-    Outbox {
-        /// The outbox file.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
     /// The private CA file for `https://` receivers could not be read or holds no
     /// certificate.
     WebhookCa {
@@ -63,20 +47,26 @@ pub enum ServeError {
     },
 }
 
+impl ServeError {
+    /// The process exit code for this error: 2 for what the configuration or the
+    /// environment it names must fix (a snapshot, a state, a webhooks or CA file, an
+    /// address), 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ServeError::Runtime(_) | ServeError::Signal(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ServeError::Runtime(e) => write!(f, "cannot start the runtime: {e}"),
             ServeError::Signal(e) => write!(f, "cannot handle SIGHUP: {e}"),
             ServeError::Snapshot(e) => e.fmt(f),
-            ServeError::Accounts(e) => e.fmt(f),
             ServeError::State(e) => e.fmt(f),
-            ServeError::Ledger { path, source } if path.as_os_str().is_empty() => {
-                write!(f, "ledger: {source}")
-            }
-            ServeError::Ledger { path, source } => write!(f, "{}: {source}", path.display()),
             ServeError::Webhooks(e) => e.fmt(f),
-            ServeError::Outbox { path, source } => write!(f, "{}: {source}", path.display()),
             ServeError::WebhookCa { path, reason } => write!(
                 f,
                 "{}: {reason}; --webhook-ca takes a PEM file of CA certificates",
@@ -92,24 +82,31 @@ impl std::error::Error for ServeError {
         match self {
             ServeError::Runtime(e) | ServeError::Signal(e) => Some(e),
             ServeError::Snapshot(e) => Some(e),
-            ServeError::Accounts(e) => Some(e),
             ServeError::State(e) => Some(e),
-            ServeError::Ledger { source, .. }
-            | ServeError::Outbox { source, .. }
-            | ServeError::Listen { source, .. } => Some(source),
+            ServeError::Listen { source, .. } => Some(source),
             ServeError::Webhooks(e) => Some(e),
             ServeError::WebhookCa { .. } => None,
         }
     }
 }
 
-/// Loads the snapshot and the accounts, then serves until SIGINT or SIGTERM: in-flight
-/// requests finish, and the ledger is synced before it returns.
+/// A file beside the snapshot folder `data`: `<data>.<suffix>` (so `data/` gets
+/// `data.<suffix>`).
+fn beside(data: &Path, suffix: &str) -> PathBuf {
+    match default_state(data) {
+        StateUrl::Sqlite(path) => path.with_extension("").with_extension(suffix),
+        StateUrl::Postgres(_) => PathBuf::from(format!("data.{suffix}")),
+    }
+}
+
+/// Loads the snapshot, opens the state and the accounts, then serves until SIGINT or
+/// SIGTERM: in-flight requests finish (their charges are committed before their answers
+/// leave).
 ///
 /// # Errors
 ///
-/// A snapshot, accounts file, ledger, webhooks file or outbox that cannot be loaded, or an
-/// address that cannot be bound: a [`ServeError`] naming the culprit.
+/// A snapshot, state, webhooks file or CA file that cannot be loaded, or an address that
+/// cannot be bound: a [`ServeError`] naming the culprit.
 pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -132,51 +129,69 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
     let engine = Engine::open(&config.data).map_err(ServeError::Snapshot)?;
-    let service = match (&config.state, &config.accounts) {
-        (Some(url), _) => {
-            let StateUrl::Sqlite(path) = url;
-            let state = SqliteState::open(path).map_err(ServeError::State)?;
-            let accounts = state.accounts().map_err(ServeError::State)?;
-            log::event(
-                "accounts",
-                &format!(
-                    "{} teams from {url}; credits charged there (schema version {})",
-                    accounts.teams.len(),
-                    SCHEMA_VERSION
-                ),
-            );
-            Service::metered(engine, accounts, Arc::new(state.ledger()))
-        }
-        (None, None) => {
-            log::event(
-                "open_mode",
-                "no --state or --accounts: every request is served without credentials, limits or credits; for local use only",
-            );
-            Service::open(engine)
-        }
-        (None, Some(path)) => {
-            let accounts = Accounts::read(path).map_err(ServeError::Accounts)?;
-            let ledger_path = config
-                .ledger
-                .clone()
-                .unwrap_or_else(|| path.with_extension("ledger"));
-            let ledger =
-                ledger::FileLedger::open(&ledger_path).map_err(|source| ServeError::Ledger {
-                    path: ledger_path.clone(),
-                    source,
-                })?;
-            log::event(
-                "accounts",
-                &format!(
-                    "{} teams from {}; ledger {}",
-                    accounts.teams.len(),
-                    path.display(),
-                    ledger_path.display()
-                ),
-            );
-            Service::metered(engine, accounts, Arc::new(ledger))
-        }
+    let url = config
+        .state
+        .clone()
+        .unwrap_or_else(|| default_state(&config.data));
+    // An open server without webhooks keeps no state: nothing is charged or delivered.
+    let state = if config.open && config.webhooks.is_none() {
+        None
+    } else {
+        Some(Arc::new(
+            runtime
+                .block_on(State::open(&url))
+                .map_err(ServeError::State)?,
+        ))
     };
+    let (cards, catalogs) = (
+        engine.catalogs().map(|c| c.cards().len()).sum::<usize>(),
+        engine.catalogs().count(),
+    );
+    let service = if config.open {
+        log::event(
+            "open_mode",
+            "--open: every request is served without credentials, limits or credits; for local use only",
+        );
+        Service::open(engine)
+    } else {
+        let spool = config
+            .spool
+            .clone()
+            .unwrap_or_else(|| beside(&config.data, "spool.db"));
+        let state = state.clone().expect("a metered server has a state");
+        let service = runtime
+            .block_on(Service::with_state(
+                engine,
+                state,
+                config.rate_limit,
+                config.rate_window,
+                Some(&spool),
+            ))
+            .map_err(ServeError::State)?;
+        if service.teams() == 0 {
+            log::event(
+                "accounts",
+                &format!("no teams in {url}: every request is answered 401 until `cardex accounts add-key --state {url} --team TEAM`"),
+            );
+        }
+        service
+    };
+    let described = match &state {
+        Some(state) => format!(
+            "state {url} ({}, schema version {})",
+            state.engine(),
+            runtime.block_on(state.schema_version()).unwrap_or(0)
+        ),
+        None => "no state".to_string(),
+    };
+    log::event(
+        "ready",
+        &format!(
+            "{cards} cards in {catalogs} catalogs from {}; {described}; {} teams",
+            config.data.display(),
+            service.teams(),
+        ),
+    );
     let webhooks = match &config.webhooks {
         Some(path) => {
             let webhooks = webhooks::Webhooks::read(path).map_err(ServeError::Webhooks)?;
@@ -184,31 +199,29 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
                 Some(ca) => private_roots(ca)?,
                 None => Vec::new(),
             };
-            let outbox = config
-                .outbox
-                .clone()
-                .unwrap_or_else(|| path.with_extension("outbox"));
             log::event(
                 "webhooks",
                 &format!(
-                    "{} subscriptions from {}; outbox {}",
+                    "{} subscriptions from {}; outbox in {url}",
                     webhooks.subscriptions.len(),
                     path.display(),
-                    outbox.display()
                 ),
             );
-            Some((webhooks, outbox, roots))
+            Some((webhooks, roots))
         }
         None => None,
     };
     let service = Arc::new(service);
-    runtime.block_on(serve(service, config, webhooks, stamp, hangup, stopping))
+    runtime.block_on(serve(
+        service, state, config, webhooks, stamp, hangup, stopping,
+    ))
 }
 
 async fn serve(
     service: Arc<Service>,
+    state: Option<Arc<State>>,
     config: ServeConfig,
-    webhooks: Option<(webhooks::Webhooks, PathBuf, Vec<reqwest::Certificate>)>,
+    webhooks: Option<(webhooks::Webhooks, Vec<reqwest::Certificate>)>,
     stamp: reload::Stamp,
     hangup: reload::Hangup,
     stopping: tokio::sync::watch::Receiver<bool>,
@@ -227,18 +240,14 @@ async fn serve(
         }
     };
     let dispatcher = match webhooks {
-        Some((webhooks, outbox, roots)) => {
-            let dispatcher =
-                webhooks::Dispatcher::start(webhooks, &outbox, &roots).map_err(|source| {
-                    ServeError::Outbox {
-                        path: outbox.clone(),
-                        source,
-                    }
-                })?;
-            reload::catch_up(&service, &dispatcher).map_err(|source| ServeError::Outbox {
-                path: outbox.clone(),
-                source,
-            })?;
+        Some((webhooks, roots)) => {
+            let state = state.expect("a server with webhooks has a state");
+            let dispatcher = webhooks::Dispatcher::start(webhooks, state, &roots)
+                .await
+                .map_err(ServeError::State)?;
+            reload::catch_up(&service, &dispatcher)
+                .await
+                .map_err(ServeError::State)?;
             Some(dispatcher)
         }
         None => None,
@@ -261,24 +270,22 @@ async fn serve(
         source,
     })?;
     log::event("listening", &format!("http://{local}"));
+    // The usage board is taken at start unless it is younger than the interval (another
+    // replica, or the last run, took it), then whenever it is half an interval old.
+    service.refresh_usage(config.usage_refresh).await;
     let background = {
         let service = service.clone();
         tokio::spawn(async move {
             let mut sync = tokio::time::interval(config.sync_interval);
-            let mut refresh = tokio::time::interval(config.usage_refresh);
+            let mut refresh = tokio::time::interval(config.usage_refresh / 2);
             refresh.tick().await;
             loop {
                 tokio::select! {
                     _ = sync.tick() => {
                         log::flush();
-                        // fsync blocks: off the runtime's worker threads.
-                        let service = service.clone();
-                        let synced = tokio::task::spawn_blocking(move || service.sync_ledger()).await;
-                        if let Ok(Err(e)) = synced {
-                            log::event("ledger_error", &e.to_string());
-                        }
+                        service.tick().await;
                     }
-                    _ = refresh.tick() => service.refresh_usage(),
+                    _ = refresh.tick() => service.refresh_usage(config.usage_refresh / 2).await,
                 }
             }
         })
@@ -287,11 +294,11 @@ async fn serve(
     let connections = serve_connections(listener, app, &config, shutdown).await;
     background.abort();
     reloader.abort();
-    let synced = service.sync_ledger();
+    service.tick().await;
     log::event(
         "stopped",
         &format!(
-            "{} in-flight connections {}; ledger {}",
+            "{} in-flight connections {}",
             connections.in_flight,
             if connections.cut_off == 0 {
                 "finished".to_string()
@@ -301,17 +308,9 @@ async fn serve(
                     config.shutdown_grace.as_secs()
                 )
             },
-            if synced.is_ok() {
-                "synced"
-            } else {
-                "NOT synced"
-            }
         ),
     );
-    synced.map_err(|source| ServeError::Ledger {
-        path: config.ledger.clone().unwrap_or_default(),
-        source,
-    })
+    Ok(())
 }
 
 /// The certificates of a private CA file (PEM, one or more), for `https://` receivers.

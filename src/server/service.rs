@@ -1,13 +1,13 @@
 //! A running service's state: the engine (reloadable) and, with accounts, the metering —
-//! teams, keys, the rate limiter, the credit ledger and the usage figures.
+//! teams, keys, and admission and charging against the state.
 
-use std::sync::{Arc, RwLock};
-use std::time::SystemTime;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 
 use super::accounts::{self, Accounts, KeyRing, Team};
-use super::ledger::Ledger;
-use super::limit::RateLimiter;
+use super::charging::Charging;
 use super::log;
+use super::state::{State, StateError};
 use crate::{Engine, LiveEngine};
 
 /// The team a request was admitted for (its number in the accounts), in the request's
@@ -19,22 +19,8 @@ pub(super) struct Admitted(pub usize);
 pub(super) struct Metered {
     pub teams: Vec<Team>,
     pub keys: KeyRing,
-    pub limiter: RateLimiter,
-    pub ledger: Arc<dyn Ledger>,
     pub costs: accounts::CreditCosts,
-    usage: UsageBoard,
-}
-
-/// Per team, the credits used as of the last refresh (usage figures lag by design).
-struct UsageBoard {
-    refreshed: RwLock<(Vec<u64>, SystemTime)>,
-}
-
-impl UsageBoard {
-    fn refresh(&self, teams: &[Team], ledger: &dyn Ledger) {
-        let used = teams.iter().map(|t| ledger.used(&t.id)).collect();
-        *self.refreshed.write().unwrap_or_else(|e| e.into_inner()) = (used, SystemTime::now());
-    }
+    pub charging: Charging,
 }
 
 /// A running service's state: the engine (reloadable) and, with accounts, the metering.
@@ -66,66 +52,102 @@ impl Service {
         &self.engine
     }
 
-    /// A service over `engine` for the teams of `accounts`, charging credits to `ledger`.
-    /// The usage figures start refreshed.
-    pub fn metered(engine: Engine, accounts: Accounts, ledger: Arc<dyn Ledger>) -> Service {
-        let usage = UsageBoard {
-            refreshed: RwLock::new((Vec::new(), SystemTime::now())),
-        };
-        usage.refresh(&accounts.teams, ledger.as_ref());
+    /// A service over `engine` for the teams of `accounts`, admitted and charged by
+    /// `charging`.
+    pub(super) fn metered(engine: Engine, accounts: Accounts, charging: Charging) -> Service {
         Service {
             engine: LiveEngine::new(engine),
             metered: Some(Metered {
                 keys: KeyRing::new(&accounts),
-                limiter: RateLimiter::per_spec(accounts.teams.len()),
                 teams: accounts.teams,
-                ledger,
                 costs: accounts.credit_costs,
-                usage,
+                charging,
             }),
         }
     }
 
-    /// Refreshes the usage figures from the ledger (the server does this on an interval).
-    pub fn refresh_usage(&self) {
-        if let Some(m) = &self.metered {
-            m.usage.refresh(&m.teams, m.ledger.as_ref());
-        }
-    }
-
-    /// Makes every charge durable (`fsync`); the server calls it on an interval and at
-    /// shutdown.
+    /// A metered service over `engine` for the accounts in `state`: at most `limit`
+    /// requests per team in any `window`; with PostgreSQL state, charges are spooled to
+    /// `spool` while the database is unreachable.
     ///
     /// # Errors
     ///
-    /// The ledger's.
-    pub fn sync_ledger(&self) -> std::io::Result<()> {
-        match &self.metered {
-            Some(m) => m.ledger.sync(),
-            None => Ok(()),
+    /// The state's (reading the accounts, opening the spool).
+    pub async fn with_state(
+        engine: Engine,
+        state: Arc<State>,
+        limit: u32,
+        window: Duration,
+        spool: Option<&std::path::Path>,
+    ) -> Result<Service, StateError> {
+        let accounts = state.accounts().await?;
+        let spool = match (&*state, spool) {
+            (State::Postgres(_), Some(path)) => Some(super::state::Spool::open(path)?),
+            _ => None,
+        };
+        let charging = Charging::new(state, accounts.teams.len(), limit, window, spool);
+        Ok(Service::metered(engine, accounts, charging))
+    }
+
+    /// The server's periodic work on the state (it calls this on its sync interval and
+    /// at shutdown): SQLite's write-ahead log is checkpointed; with PostgreSQL, spooled
+    /// charges are replayed once the database answers again.
+    pub async fn tick(&self) {
+        if let Some(m) = &self.metered {
+            m.charging.tick().await;
         }
     }
 
-    /// The body of `/account/v1/usage` for team number `team`: its figures as of the last
-    /// refresh; `None` without accounts.
-    pub(super) fn usage(&self, team: usize) -> Option<Vec<u8>> {
-        let m = self.metered.as_ref()?;
-        let board = m.usage.refreshed.read().unwrap_or_else(|e| e.into_inner());
-        let used = board.0.get(team).copied().unwrap_or(0);
-        let plan = m.teams.get(team)?.plan;
+    /// The number of teams (0 when not metered).
+    pub fn teams(&self) -> usize {
+        self.metered.as_ref().map_or(0, |m| m.teams.len())
+    }
+
+    /// The state, when the service is metered.
+    pub(super) fn state(&self) -> Option<&Arc<State>> {
+        self.metered.as_ref().map(|m| m.charging.state())
+    }
+
+    /// Takes the usage board (the figures `/account/v1/usage` reports) from the credits
+    /// used, unless it was taken less than `min_age` ago (by any replica).
+    pub(super) async fn refresh_usage(&self, min_age: Duration) {
+        if let Some(state) = self.state() {
+            match state.refresh_usage(min_age.as_secs_f64()).await {
+                Ok(true) => log::event("usage_refreshed", "usage figures taken"),
+                Ok(false) => {}
+                Err(e) => log::event("state_error", &e.to_string()),
+            }
+        }
+    }
+
+    /// The body of `/account/v1/usage` for team number `team`: its figures on the usage
+    /// board; `Ok(None)` without accounts.
+    ///
+    /// # Errors
+    ///
+    /// The state's.
+    pub(super) async fn usage(&self, team: usize) -> Result<Option<Vec<u8>>, StateError> {
+        let Some(m) = self.metered.as_ref() else {
+            return Ok(None);
+        };
+        let Some(t) = m.teams.get(team) else {
+            return Ok(None);
+        };
+        let (used, taken) = m.charging.state().usage(&t.id).await?;
+        let plan = t.plan;
         let body = Usage {
             total_credits: plan.total_credits,
             remaining_credits: plan.total_credits.saturating_sub(used),
             used_credits: used,
             overage_credit_rate: plan.overage_credit_rate,
             overage_credits: used.saturating_sub(plan.total_credits),
-            updated_at: log::rfc3339(board.1),
+            updated_at: log::rfc3339(UNIX_EPOCH + Duration::from_secs_f64(taken.max(0.0))),
         };
-        Some(
+        Ok(Some(
             serde_json::to_string(&body)
                 .expect("usage serialises")
                 .into_bytes(),
-        )
+        ))
     }
 }
 

@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+
+
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// A scratch folder for one test.
@@ -20,11 +22,16 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Adds a key for `team` with `credits` to the accounts file; returns the key.
-pub fn add_key(accounts: &Path, team: &str, credits: u64) -> String {
+/// `--state` for the SQLite file `db`.
+pub fn sqlite(db: &Path) -> String {
+    format!("sqlite:{}", db.display())
+}
+
+/// Adds a key for `team` with `credits` to the state `state` (a `--state` URL); returns
+/// the key.
+pub fn add_key(state: &str, team: &str, credits: u64) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
-        .args(["accounts", "add-key", "--accounts"])
-        .arg(accounts)
+        .args(["accounts", "add-key", "--state", state])
         .args(["--team", team, "--total-credits", &credits.to_string()])
         .output()
         .unwrap();
@@ -47,11 +54,15 @@ pub struct Server {
 }
 
 impl Server {
+    /// Starts `cardex serve` with `args`; without `--state` it runs `--open`.
     pub fn start(args: &[&str]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cardex"));
         command.arg("serve");
         if !args.contains(&"--data") {
             command.args(["--data", concat!(env!("CARGO_MANIFEST_DIR"), "/data")]);
+        }
+        if !args.contains(&"--state") && !args.contains(&"--open") {
+            command.arg("--open");
         }
         let mut child = command
             .args(["--addr", "127.0.0.1:0"])

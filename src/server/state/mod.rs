@@ -1,14 +1,30 @@
 //! The service's state in a database: the accounts (teams, plans, key hashes, credit
-//! costs) and the credits each team has used. `--state URL` names it; [`StateUrl`] parses
-//! the URL and [`SqliteState`] is the embedded engine (`sqlite:PATH`), with versioned
-//! schema migrations applied when it opens.
+//! costs), the credits each team has used, the usage board, the webhook outbox and the
+//! marks of the last snapshot (from which a start tells what changed while the service
+//! was down). `--state URL` names it; [`StateUrl`] parses the URL and [`State`] is the
+//! opened database: [`SqliteState`] (`sqlite:PATH`, embedded, one server) or [`PgState`]
+//! (`postgres://…`, shared by replicas), each with versioned schema migrations applied
+//! when it opens.
 
+mod postgres;
+mod spool;
 mod sqlite;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
-pub use sqlite::{SqliteLedger, SqliteState, SCHEMA_VERSION};
+pub use postgres::{PgState, PG_SCHEMA_VERSION};
+pub(crate) use spool::Spool;
+pub use sqlite::{SqliteState, SCHEMA_VERSION};
+
+use crate::server::accounts::{self, Accounts, CreditCosts, Plan};
+use crate::Event;
+
+/// How long finished deliveries and their events are kept (30 days): an event published
+/// again within that time (by a replica that reloaded late) is recognised and not sent
+/// twice.
+pub(crate) const EVENT_RETENTION_SECS: f64 = 30.0 * 24.0 * 3600.0;
 
 /// Where the state is, as `--state` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +32,9 @@ pub use sqlite::{SqliteLedger, SqliteState, SCHEMA_VERSION};
 pub enum StateUrl {
     /// `sqlite:PATH`: an SQLite database file (created when missing).
     Sqlite(PathBuf),
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (or `postgresql://`), with libpq's
+    /// query parameters; a Unix socket is `postgres://USER@/DB?host=/run/postgresql`.
+    Postgres(String),
 }
 
 impl StateUrl {
@@ -50,6 +69,11 @@ impl StateUrl {
                 }
                 Ok(StateUrl::Sqlite(PathBuf::from(path)))
             }
+            "postgres" | "postgresql" => {
+                tokio_postgres::Config::from_str(text)
+                    .map_err(|e| bad(&format!("the PostgreSQL driver does not take it ({e})")))?;
+                Ok(StateUrl::Postgres(text.to_string()))
+            }
             _ => Err(bad(&format!(
                 "`{scheme}` is not a state engine this server has"
             ))),
@@ -61,6 +85,7 @@ impl fmt::Display for StateUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StateUrl::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
+            StateUrl::Postgres(url) => f.write_str(&without_password(url)),
         }
     }
 }
@@ -76,8 +101,8 @@ impl fmt::Display for StateUrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` is not a state URL: {}; the form is `sqlite:PATH` (an SQLite file, created when missing)",
-            self.url, self.reason
+            "`{}` is not a state URL: {}; the forms are `sqlite:PATH` (an SQLite file, created when missing) and `postgres://USER@HOST[:PORT]/DB` (PostgreSQL, for replicas; a Unix socket is `postgres://USER@/DB?host=/run/postgresql`)",
+            without_password(&self.url), self.reason
         )
     }
 }
@@ -94,8 +119,18 @@ pub enum StateError {
         state: String,
         /// What was being done.
         doing: &'static str,
-        /// What the database said.
-        source: rusqlite::Error,
+        /// What the database (or its driver) said.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The SQLite file can only be read.
+    ReadOnly {
+        /// The state, as configured.
+        state: String,
+    },
+    /// A stored event that is not an event object (the outbox was edited by hand).
+    BadEvent {
+        /// What serde_json said.
+        reason: String,
     },
     /// The database's schema is newer than this server knows: a newer cardex wrote it.
     NewerSchema {
@@ -131,6 +166,13 @@ impl fmt::Display for StateError {
                 f,
                 "{state}: the schema is version {found}, written by a newer cardex; this one knows versions up to {known}: run the newer cardex, or restore a backup"
             ),
+            StateError::ReadOnly { state } => write!(
+                f,
+                "{state}: the database file is read-only; the server writes credits and webhook events there: give it a writable file"
+            ),
+            StateError::BadEvent { reason } => {
+                write!(f, "an event in the outbox is not an event object: {reason}")
+            }
             StateError::BadTeamId { team } => write!(
                 f,
                 "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
@@ -143,10 +185,289 @@ impl fmt::Display for StateError {
 impl std::error::Error for StateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            StateError::Database { source, .. } => Some(source),
+            StateError::Database { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }
+}
+
+/// `url` with its password (if any) replaced by `***`, for messages and logs.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// The credit cost of the endpoint named `name` in `costs`.
+fn cost_slot<'c>(costs: &'c mut CreditCosts, name: &str) -> Option<&'c mut u64> {
+    Some(match name {
+        "cards" => &mut costs.cards,
+        "card" => &mut costs.card,
+        "expansion_cards" => &mut costs.expansion_cards,
+        "expansions" => &mut costs.expansions,
+        "expansion" => &mut costs.expansion,
+        "usage" => &mut costs.usage,
+        _ => return None,
+    })
+}
+
+/// A new API key, from OS randomness.
+fn new_key() -> Result<String, StateError> {
+    accounts::new_key().map_err(|e| match e {
+        accounts::AddKeyError::NoRandomness(e) => StateError::NoRandomness(e),
+        accounts::AddKeyError::BadTeamId { team } => StateError::BadTeamId { team },
+    })
+}
+
+/// A new salt for event ids: 32 hex digits of OS randomness.
+fn new_salt() -> String {
+    crate::server::webhooks::new_event_id()["evt_".len()..].to_string()
+}
+
+/// An event stored in the outbox.
+fn event_from_json(body: &str) -> Result<Event, StateError> {
+    serde_json::from_str(body).map_err(|e| StateError::BadEvent {
+        reason: e.to_string(),
+    })
+}
+
+/// A delivery a server holds the lease of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claimed {
+    /// Its place in the outbox; deliveries to one subscription go in this order.
+    pub seq: i64,
+    /// The subscription id.
+    pub subscription: String,
+    /// The event.
+    pub event: Event,
+    /// The attempts made so far (by any server).
+    pub attempts: u32,
+    /// When the first attempt was made (Unix seconds, by the state's clock).
+    pub first_attempt: Option<f64>,
+}
+
+/// The marks of the last snapshot whose events are all in the outbox, and the
+/// generation of those events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedMarks {
+    /// How many times marks were saved before (event ids are made from it).
+    pub generation: u64,
+    /// The marks, as [`crate::Marks::to_json`] wrote them.
+    pub marks: String,
+}
+
+/// The opened state database.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum State {
+    /// SQLite: one server.
+    Sqlite(SqliteState),
+    /// PostgreSQL: any number of replicas.
+    Postgres(PgState),
+}
+
+/// Seconds since the Unix epoch, with a fraction: SQLite's clock is the server's own.
+fn now_f64() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+impl State {
+    /// Opens (and migrates) the state `url` names.
+    ///
+    /// # Errors
+    ///
+    /// A database that cannot be opened, reached, written or migrated.
+    pub async fn open(url: &StateUrl) -> Result<State, StateError> {
+        match url {
+            StateUrl::Sqlite(path) => Ok(State::Sqlite(SqliteState::open(path)?)),
+            StateUrl::Postgres(text) => Ok(State::Postgres(
+                PgState::open(text, &url.to_string()).await?,
+            )),
+        }
+    }
+
+    /// The engine's name: `SQLite` or `PostgreSQL`.
+    pub fn engine(&self) -> &'static str {
+        match self {
+            State::Sqlite(_) => "SQLite",
+            State::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// The schema version of the database.
+    ///
+    /// # Errors
+    ///
+    /// The database's.
+    pub async fn schema_version(&self) -> Result<i64, StateError> {
+        match self {
+            State::Sqlite(s) => s.schema_version(),
+            State::Postgres(s) => s.schema_version().await,
+        }
+    }
+
+    /// The accounts.
+    ///
+    /// # Errors
+    ///
+    /// The database's.
+    pub async fn accounts(&self) -> Result<Accounts, StateError> {
+        match self {
+            State::Sqlite(s) => s.accounts(),
+            State::Postgres(s) => s.accounts().await,
+        }
+    }
+
+    /// Makes, stores (as a hash) and returns a new key for `team`, creating the team
+    /// with `plan` when it does not exist.
+    ///
+    /// # Errors
+    ///
+    /// An invalid team id, no randomness, or the database's.
+    pub async fn add_key(&self, team: &str, plan: Plan, now: u64) -> Result<String, StateError> {
+        match self {
+            State::Sqlite(s) => s.add_key(team, plan, now),
+            State::Postgres(s) => s.add_key(team, plan, now).await,
+        }
+    }
+
+    /// Imports an accounts file, in one transaction.
+    ///
+    /// # Errors
+    ///
+    /// The database's; then nothing is imported.
+    pub async fn import(&self, accounts: &Accounts) -> Result<(), StateError> {
+        match self {
+            State::Sqlite(s) => s.import(accounts),
+            State::Postgres(s) => s.import(accounts).await,
+        }
+    }
+
+    /// The credits `team` has used so far (not the usage board's lagging figure).
+    ///
+    /// # Errors
+    ///
+    /// The database's.
+    pub async fn used(&self, team: &str) -> Result<u64, StateError> {
+        match self {
+            State::Sqlite(s) => s.used(team),
+            State::Postgres(s) => s.used(team).await,
+        }
+    }
+
+    pub(crate) async fn salt(&self) -> Result<String, StateError> {
+        match self {
+            State::Sqlite(s) => s.salt(),
+            State::Postgres(s) => s.salt().await,
+        }
+    }
+
+    pub(crate) async fn saved_marks(&self) -> Result<Option<SavedMarks>, StateError> {
+        match self {
+            State::Sqlite(s) => s.saved_marks(),
+            State::Postgres(s) => s.saved_marks().await,
+        }
+    }
+
+    pub(crate) async fn save_marks(&self, saved: &SavedMarks) -> Result<(), StateError> {
+        match self {
+            State::Sqlite(s) => s.save_marks(saved),
+            State::Postgres(s) => s.save_marks(saved).await,
+        }
+    }
+
+    pub(crate) async fn enqueue(
+        &self,
+        events: &[(Event, Vec<String>)],
+    ) -> Result<usize, StateError> {
+        match self {
+            State::Sqlite(s) => s.enqueue(events, now_f64()),
+            State::Postgres(s) => s.enqueue(events).await,
+        }
+    }
+
+    pub(crate) async fn claim(
+        &self,
+        subscription: &str,
+        holder: &str,
+        lease: f64,
+    ) -> Result<Option<Claimed>, StateError> {
+        match self {
+            State::Sqlite(s) => s.claim(subscription, holder, lease, now_f64()),
+            State::Postgres(s) => s.claim(subscription, holder, lease).await,
+        }
+    }
+
+    pub(crate) async fn attempted(
+        &self,
+        claimed: &Claimed,
+        holder: &str,
+        lease: f64,
+    ) -> Result<bool, StateError> {
+        match self {
+            State::Sqlite(s) => s.attempted(claimed, holder, lease, now_f64()),
+            State::Postgres(s) => s.attempted(claimed, holder, lease).await,
+        }
+    }
+
+    pub(crate) async fn finish(&self, claimed: &Claimed, holder: &str) -> Result<(), StateError> {
+        match self {
+            State::Sqlite(s) => s.finish(claimed, holder, now_f64()),
+            State::Postgres(s) => s.finish(claimed, holder).await,
+        }
+    }
+
+    pub(crate) async fn pending(&self) -> Result<Vec<(String, u64)>, StateError> {
+        match self {
+            State::Sqlite(s) => s.pending(),
+            State::Postgres(s) => s.pending().await,
+        }
+    }
+
+    pub(crate) async fn refresh_usage(&self, min_age: f64) -> Result<bool, StateError> {
+        match self {
+            State::Sqlite(s) => s.refresh_usage(min_age, now_f64()),
+            State::Postgres(s) => s.refresh_usage(min_age).await,
+        }
+    }
+
+    pub(crate) async fn usage(&self, team: &str) -> Result<(u64, f64), StateError> {
+        match self {
+            State::Sqlite(s) => s.usage(team),
+            State::Postgres(s) => s.usage(team).await,
+        }
+    }
+}
+
+/// The default state beside the snapshot folder `data`: `<data>.state.db`, an SQLite file
+/// next to the folder (so `data/` gets `data.state.db`).
+pub fn default_state(data: &Path) -> StateUrl {
+    let folder = data.components().next_back().map_or_else(
+        || std::ffi::OsString::from("data"),
+        |c| c.as_os_str().to_owned(),
+    );
+    let mut name = if folder == "." || folder == ".." || folder.is_empty() {
+        std::ffi::OsString::from("data")
+    } else {
+        folder
+    };
+    name.push(".state.db");
+    let parent = std::fs::canonicalize(data)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .or_else(|| data.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    StateUrl::Sqlite(parent.join(name))
 }
 
 #[cfg(test)]
@@ -173,7 +494,34 @@ mod tests {
         ] {
             let e = StateUrl::parse(bad).unwrap_err();
             assert!(e.to_string().contains(why), "{e}");
-            assert!(e.to_string().contains("the form is `sqlite:PATH`"), "{e}");
+            assert!(e.to_string().contains("the forms are `sqlite:PATH`"), "{e}");
         }
+        let pg = StateUrl::parse("postgres://cardex:secret@db.internal:5433/cardex").unwrap();
+        assert_eq!(
+            pg.to_string(),
+            "postgres://cardex:***@db.internal:5433/cardex"
+        );
+        assert!(matches!(
+            StateUrl::parse("postgresql://cardex@/cardex?host=/run/postgresql").unwrap(),
+            StateUrl::Postgres(_)
+        ));
+        let e = StateUrl::parse("postgres://u:pw@h/db?sslmode=bogus").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the PostgreSQL driver does not take it"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("pw@"), "{e}");
+    }
+
+    #[test]
+    fn the_default_state_is_a_file_beside_the_snapshot_folder() {
+        let dir = crate::server::testing::scratch("state", "default");
+        std::fs::create_dir_all(dir.join("snap")).unwrap();
+        assert_eq!(
+            default_state(&dir.join("snap")),
+            StateUrl::Sqlite(std::fs::canonicalize(&dir).unwrap().join("snap.state.db"))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -4,20 +4,19 @@
 //! loses none (the WAL write is in the kernel), and [`Ledger::sync`] checkpoints the WAL
 //! for a machine crash.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::StateError;
+use super::{Claimed, SavedMarks, StateError};
 use crate::server::accounts::{
-    self, hash_key, valid_team_id, Accounts, CreditCosts, Endpoint, Plan, StoredKey, Team,
+    hash_key, valid_team_id, Accounts, CreditCosts, Endpoint, Plan, StoredKey, Team,
 };
-use crate::server::ledger::Ledger;
+use crate::Event;
 
 /// The newest schema version this server knows.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -40,6 +39,32 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
          team TEXT PRIMARY KEY,
          used INTEGER NOT NULL
      );",
+    // 2: the usage board, the webhook outbox and the marks of the last snapshot.
+    "CREATE TABLE meta (
+         key TEXT PRIMARY KEY,
+         value TEXT NOT NULL
+     );
+     CREATE TABLE usage_board (
+         team TEXT PRIMARY KEY,
+         used INTEGER NOT NULL
+     );
+     CREATE TABLE events (
+         id TEXT PRIMARY KEY,
+         body TEXT NOT NULL,
+         created REAL NOT NULL
+     );
+     CREATE TABLE deliveries (
+         seq INTEGER PRIMARY KEY AUTOINCREMENT,
+         event_id TEXT NOT NULL REFERENCES events(id),
+         subscription TEXT NOT NULL,
+         done INTEGER NOT NULL DEFAULT 0,
+         attempts INTEGER NOT NULL DEFAULT 0,
+         first_attempt REAL,
+         lease_holder TEXT,
+         lease_until REAL,
+         UNIQUE (subscription, event_id)
+     );
+     CREATE INDEX deliveries_pending ON deliveries (subscription, seq) WHERE done = 0;",
 ];
 
 /// The state in one SQLite file.
@@ -64,7 +89,7 @@ impl SqliteState {
                 StateError::Database {
                     state: format!("sqlite:{}", path.display()),
                     doing: "open the database",
-                    source,
+                    source: source.into(),
                 }
             })?),
         };
@@ -81,7 +106,7 @@ impl SqliteState {
         move |source| StateError::Database {
             state: format!("sqlite:{}", self.path.display()),
             doing,
-            source,
+            source: source.into(),
         }
     }
 
@@ -91,6 +116,11 @@ impl SqliteState {
 
     fn migrate(&self) -> Result<(), StateError> {
         let mut db = self.connection();
+        if db.is_readonly("main").unwrap_or(false) {
+            return Err(StateError::ReadOnly {
+                state: format!("sqlite:{}", self.path.display()),
+            });
+        }
         db.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(self.fail("set the busy timeout"))?;
         db.pragma_update(None, "journal_mode", "WAL")
@@ -188,7 +218,7 @@ impl SqliteState {
             })
             .map_err(&read)?;
         for (name, credits) in costs {
-            if let Some(slot) = cost_slot(&mut credit_costs, &name) {
+            if let Some(slot) = super::cost_slot(&mut credit_costs, &name) {
                 *slot = credits.max(0) as u64;
             }
         }
@@ -210,10 +240,7 @@ impl SqliteState {
                 team: team.to_string(),
             });
         }
-        let key = accounts::new_key().map_err(|e| match e {
-            accounts::AddKeyError::NoRandomness(e) => StateError::NoRandomness(e),
-            accounts::AddKeyError::BadTeamId { team } => StateError::BadTeamId { team },
-        })?;
+        let key = super::new_key()?;
         let mut db = self.connection();
         let write = self.fail("add the key");
         let tx = db
@@ -279,73 +306,332 @@ impl SqliteState {
         tx.commit().map_err(&write)
     }
 
-    /// The ledger of this state: credits used, charged into the same database.
-    pub fn ledger(self) -> SqliteLedger {
-        SqliteLedger { state: self }
-    }
-}
-
-/// The credit cost of the endpoint named `name` in `costs`.
-fn cost_slot<'c>(costs: &'c mut CreditCosts, name: &str) -> Option<&'c mut u64> {
-    Some(match name {
-        "cards" => &mut costs.cards,
-        "card" => &mut costs.card,
-        "expansion_cards" => &mut costs.expansion_cards,
-        "expansions" => &mut costs.expansions,
-        "expansion" => &mut costs.expansion,
-        "usage" => &mut costs.usage,
-        _ => return None,
-    })
-}
-
-/// The credit ledger in SQLite: each charge one committed `INSERT … ON CONFLICT`
-/// statement.
-#[derive(Debug)]
-pub struct SqliteLedger {
-    state: SqliteState,
-}
-
-impl SqliteLedger {
-    /// The state the ledger charges into.
-    pub fn state(&self) -> &SqliteState {
-        &self.state
-    }
-}
-
-impl Ledger for SqliteLedger {
-    fn charge(&self, team: &str, credits: u64) -> io::Result<()> {
-        self.state
-            .connection()
+    /// Adds `credits` to `team`'s credits used: one committed statement.
+    ///
+    /// # Errors
+    ///
+    /// The database's: then nothing was charged.
+    pub fn charge(&self, team: &str, credits: u64) -> Result<(), StateError> {
+        self.connection()
             .prepare_cached(
                 "INSERT INTO credits_used (team, used) VALUES (?1, ?2)
                  ON CONFLICT (team) DO UPDATE SET used = used + excluded.used",
             )
             .and_then(|mut s| s.execute(params![team, credits as i64]))
             .map(|_| ())
-            .map_err(|e| io::Error::other(self.state.fail("charge credits")(e)))
+            .map_err(self.fail("charge credits"))
     }
 
-    fn used(&self, team: &str) -> u64 {
-        self.state
-            .connection()
+    /// The credits `team` has used so far.
+    ///
+    /// # Errors
+    ///
+    /// The database's.
+    pub fn used(&self, team: &str) -> Result<u64, StateError> {
+        self.connection()
             .query_row(
                 "SELECT used FROM credits_used WHERE team = ?1",
                 params![team],
                 |row| row.get::<_, i64>(0),
             )
             .optional()
-            .ok()
-            .flatten()
-            .map_or(0, |used| used.max(0) as u64)
+            .map(|used| used.map_or(0, |used| used.max(0) as u64))
+            .map_err(self.fail("read the credits used"))
     }
 
-    fn sync(&self) -> io::Result<()> {
-        // Committed charges are in the write-ahead log; a checkpoint with a full sync
-        // makes them durable against a machine crash too.
-        self.state
-            .connection()
+    /// Checkpoints the write-ahead log with a full sync: committed charges are durable
+    /// against a machine crash too (a killed process loses none in any case).
+    ///
+    /// # Errors
+    ///
+    /// The database's.
+    pub fn checkpoint(&self) -> Result<(), StateError> {
+        self.connection()
             .query_row("PRAGMA wal_checkpoint(FULL)", [], |_| Ok(()))
-            .map_err(|e| io::Error::other(self.state.fail("checkpoint the database")(e)))
+            .map_err(self.fail("checkpoint the database"))
+    }
+}
+
+impl SqliteState {
+    /// A value of the `meta` table.
+    fn meta(db: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+        db.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
+            row.get(0)
+        })
+        .optional()
+    }
+
+    /// The salt of this state's event ids, made when first asked for.
+    pub(crate) fn salt(&self) -> Result<String, StateError> {
+        let db = self.connection();
+        let fail = self.fail("read the event id salt");
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES ('salt', ?1) ON CONFLICT (key) DO NOTHING",
+            [super::new_salt()],
+        )
+        .map_err(&fail)?;
+        Ok(Self::meta(&db, "salt").map_err(&fail)?.unwrap_or_default())
+    }
+
+    /// The marks saved with [`SqliteState::save_marks`], if any.
+    pub(crate) fn saved_marks(&self) -> Result<Option<SavedMarks>, StateError> {
+        let db = self.connection();
+        let fail = self.fail("read the saved marks");
+        let marks = Self::meta(&db, "marks").map_err(&fail)?;
+        let generation = Self::meta(&db, "marks_generation").map_err(&fail)?;
+        Ok(marks.map(|marks| SavedMarks {
+            generation: generation.and_then(|g| g.parse().ok()).unwrap_or(0),
+            marks,
+        }))
+    }
+
+    /// Saves marks, unless marks of a later generation are saved.
+    pub(crate) fn save_marks(&self, saved: &SavedMarks) -> Result<(), StateError> {
+        let mut db = self.connection();
+        let fail = self.fail("save the marks");
+        let tx = db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&fail)?;
+        let stored: Option<u64> = Self::meta(&tx, "marks_generation")
+            .map_err(&fail)?
+            .and_then(|g| g.parse().ok());
+        if stored.is_some_and(|g| g > saved.generation) {
+            return Ok(());
+        }
+        for (key, value) in [
+            ("marks", saved.marks.clone()),
+            ("marks_generation", saved.generation.to_string()),
+        ] {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, &value],
+            )
+            .map_err(&fail)?;
+        }
+        tx.commit().map_err(&fail)
+    }
+
+    /// Writes each event not already in the outbox, with a delivery to each of its
+    /// subscriptions, in one transaction; returns the deliveries written.
+    pub(crate) fn enqueue(
+        &self,
+        events: &[(Event, Vec<String>)],
+        now: f64,
+    ) -> Result<usize, StateError> {
+        let mut db = self.connection();
+        let fail = self.fail("write events to the outbox");
+        let tx = db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&fail)?;
+        let mut written = 0;
+        for (event, subscriptions) in events {
+            let new = tx
+                .execute(
+                    "INSERT INTO events (id, body, created) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (id) DO NOTHING",
+                    params![event.id, event.to_json(), now],
+                )
+                .map_err(&fail)?;
+            if new == 0 {
+                continue;
+            }
+            for subscription in subscriptions {
+                written += tx
+                    .execute(
+                        "INSERT INTO deliveries (event_id, subscription) VALUES (?1, ?2)
+                         ON CONFLICT (subscription, event_id) DO NOTHING",
+                        params![event.id, subscription],
+                    )
+                    .map_err(&fail)?;
+            }
+        }
+        tx.commit().map_err(&fail)?;
+        Ok(written)
+    }
+
+    /// Frees every lease: one server runs on an SQLite state, so at its start the
+    /// leases of the last run's are stale, and their deliveries are retried at once.
+    pub(crate) fn release_leases(&self) -> Result<(), StateError> {
+        self.connection()
+            .execute(
+                "UPDATE deliveries SET lease_holder = NULL, lease_until = NULL WHERE done = 0",
+                [],
+            )
+            .map(|_| ())
+            .map_err(self.fail("free the delivery leases"))
+    }
+
+    /// Takes the lease of the first pending delivery of `subscription`, unless another
+    /// holder's lease on it is still running.
+    pub(crate) fn claim(
+        &self,
+        subscription: &str,
+        holder: &str,
+        lease: f64,
+        now: f64,
+    ) -> Result<Option<Claimed>, StateError> {
+        let db = self.connection();
+        let fail = self.fail("claim a delivery");
+        let row = db
+            .prepare_cached(
+                "UPDATE deliveries SET lease_holder = ?2, lease_until = ?3 + ?4
+                 WHERE seq = (SELECT seq FROM deliveries
+                              WHERE subscription = ?1 AND done = 0 ORDER BY seq LIMIT 1)
+                   AND (lease_until IS NULL OR lease_until < ?3 OR lease_holder = ?2)
+                 RETURNING seq, event_id, attempts, first_attempt",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![subscription, holder, now, lease], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, Option<f64>>(3)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(&fail)?;
+        let Some((seq, event_id, attempts, first_attempt)) = row else {
+            return Ok(None);
+        };
+        let body: String = db
+            .query_row(
+                "SELECT body FROM events WHERE id = ?1",
+                [&event_id],
+                |row| row.get(0),
+            )
+            .map_err(&fail)?;
+        Ok(Some(Claimed {
+            seq,
+            subscription: subscription.to_string(),
+            event: super::event_from_json(&body)?,
+            attempts: attempts.max(0) as u32,
+            first_attempt,
+        }))
+    }
+
+    /// Records a failed attempt of a claimed delivery and renews its lease; false when
+    /// the lease is no longer `holder`'s.
+    pub(crate) fn attempted(
+        &self,
+        claimed: &Claimed,
+        holder: &str,
+        lease: f64,
+        now: f64,
+    ) -> Result<bool, StateError> {
+        self.connection()
+            .execute(
+                "UPDATE deliveries SET attempts = ?3, first_attempt = ?4, lease_until = ?5 + ?6
+                 WHERE seq = ?1 AND lease_holder = ?2 AND done = 0",
+                params![
+                    claimed.seq,
+                    holder,
+                    claimed.attempts,
+                    claimed.first_attempt,
+                    now,
+                    lease
+                ],
+            )
+            .map(|n| n == 1)
+            .map_err(self.fail("record a delivery attempt"))
+    }
+
+    /// Marks a claimed delivery finished (delivered or given up), and forgets finished
+    /// deliveries and events older than [`super::EVENT_RETENTION_SECS`].
+    pub(crate) fn finish(
+        &self,
+        claimed: &Claimed,
+        holder: &str,
+        now: f64,
+    ) -> Result<(), StateError> {
+        let db = self.connection();
+        let fail = self.fail("mark a delivery finished");
+        db.execute(
+            "UPDATE deliveries SET done = 1, lease_holder = NULL, lease_until = NULL
+             WHERE seq = ?1 AND lease_holder = ?2",
+            params![claimed.seq, holder],
+        )
+        .map_err(&fail)?;
+        let old = now - super::EVENT_RETENTION_SECS;
+        db.execute(
+            "DELETE FROM deliveries WHERE done = 1 AND event_id IN
+                 (SELECT id FROM events WHERE created < ?1)",
+            [old],
+        )
+        .map_err(&fail)?;
+        db.execute(
+            "DELETE FROM events WHERE created < ?1
+                 AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = events.id)",
+            [old],
+        )
+        .map_err(&fail)?;
+        Ok(())
+    }
+
+    /// The pending deliveries per subscription.
+    pub(crate) fn pending(&self) -> Result<Vec<(String, u64)>, StateError> {
+        self.connection()
+            .prepare(
+                "SELECT subscription, count(*) FROM deliveries WHERE done = 0
+                 GROUP BY subscription ORDER BY subscription",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |row| {
+                    Ok((row.get(0)?, row.get::<_, i64>(1)?.max(0) as u64))
+                })?
+                .collect()
+            })
+            .map_err(self.fail("count the pending deliveries"))
+    }
+
+    /// Copies the credits used into the usage board, unless the board was taken less than
+    /// `min_age` seconds ago; true when it did.
+    pub(crate) fn refresh_usage(&self, min_age: f64, now: f64) -> Result<bool, StateError> {
+        let mut db = self.connection();
+        let fail = self.fail("refresh the usage figures");
+        let tx = db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&fail)?;
+        let taken: Option<f64> = Self::meta(&tx, "usage_taken_at")
+            .map_err(&fail)?
+            .and_then(|t| t.parse().ok());
+        if taken.is_some_and(|t| t > now - min_age) {
+            return Ok(false);
+        }
+        tx.execute_batch(
+            "DELETE FROM usage_board;
+             INSERT INTO usage_board (team, used) SELECT team, used FROM credits_used;",
+        )
+        .map_err(&fail)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('usage_taken_at', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [now.to_string()],
+        )
+        .map_err(&fail)?;
+        tx.commit().map_err(&fail)?;
+        Ok(true)
+    }
+
+    /// `team`'s credits used on the usage board, and when the board was taken.
+    pub(crate) fn usage(&self, team: &str) -> Result<(u64, f64), StateError> {
+        let db = self.connection();
+        let fail = self.fail("read the usage figures");
+        let used: Option<i64> = db
+            .query_row(
+                "SELECT used FROM usage_board WHERE team = ?1",
+                [team],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(&fail)?;
+        let taken = Self::meta(&db, "usage_taken_at")
+            .map_err(&fail)?
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0.0);
+        Ok((used.unwrap_or(0).max(0) as u64, taken))
     }
 }
 
@@ -464,17 +750,20 @@ mod tests {
     fn charges_add_up_and_survive_reopening() {
         let dir = scratch("ledger");
         let path = dir.join("state.db");
-        let ledger = SqliteState::open(&path).unwrap().ledger();
+        let state = SqliteState::open(&path).unwrap();
         for _ in 0..3 {
-            ledger.charge("acme", 2).unwrap();
+            state.charge("acme", 2).unwrap();
         }
-        ledger.charge("globex", 1).unwrap();
-        assert_eq!((ledger.used("acme"), ledger.used("globex")), (6, 1));
-        assert_eq!(ledger.used("nobody"), 0);
-        ledger.sync().unwrap();
-        drop(ledger);
-        let ledger = SqliteState::open(&path).unwrap().ledger();
-        assert_eq!(ledger.used("acme"), 6);
+        state.charge("globex", 1).unwrap();
+        assert_eq!(
+            (state.used("acme").unwrap(), state.used("globex").unwrap()),
+            (6, 1)
+        );
+        assert_eq!(state.used("nobody").unwrap(), 0);
+        state.checkpoint().unwrap();
+        drop(state);
+        let state = SqliteState::open(&path).unwrap();
+        assert_eq!(state.used("acme").unwrap(), 6);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

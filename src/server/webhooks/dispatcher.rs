@@ -1,24 +1,19 @@
-//! The dispatcher: one delivery worker per subscription, which POSTs each event signed,
-//! in outbox order, retrying with exponential backoff and jitter, and marks it done in the
-//! outbox; and the marks saved beside the outbox, from which a restart tells what changed
-//! while the server was down.
+//! The dispatcher: one delivery worker per subscription, which takes the subscription's
+//! next delivery from the outbox in the state (a lease, so that with replicas one at a
+//! time delivers it, and another takes it over if the holder dies), POSTs it signed,
+//! retries with exponential backoff and jitter, and marks it done; and the event ids,
+//! made from the change itself so that replicas that see the same change make the same
+//! event, which the outbox holds once.
 
-use std::collections::VecDeque;
-use std::io;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use super::outbox::{Outbox, Pending};
 use super::subscriptions::{Webhooks, MIN_RETRIES};
 use crate::server::clock::unix_now;
-use crate::server::journal;
 use crate::server::log;
+use crate::server::state::{Claimed, SavedMarks, State, StateError};
 use crate::webhook::{sign, SIGNATURE_HEADER};
 use crate::{CatalogChanges, ChangeKind, Event};
-
 /// A random number in [0, 1) from the OS (for jitter).
 fn unit_random() -> f64 {
     let mut bytes = [0u8; 8];
@@ -47,35 +42,32 @@ pub fn new_event_id() -> String {
     id
 }
 
-/// The deliveries of a running server: the outbox and one queue per subscription.
+/// How often an idle worker looks for deliveries that another replica enqueued or whose
+/// lease ran out.
+const POLL: Duration = Duration::from_secs(1);
+
+/// Added to a lease beyond the attempt's timeout and the backoff delay.
+const LEASE_MARGIN: Duration = Duration::from_secs(2);
+
+/// The deliveries of a running server: the state's outbox and one worker per
+/// subscription.
 #[derive(Debug)]
 pub struct Dispatcher {
     webhooks: Webhooks,
-    outbox: Outbox,
-    queues: Vec<Queue>,
-    /// Held from the outbox write to the queue pushes, so that queues keep outbox order.
-    publishing: Mutex<()>,
-    /// What the next events' ids are made from.
+    state: Arc<State>,
+    /// This server's name on the leases it holds.
+    holder: String,
+    wakes: Vec<tokio::sync::Notify>,
     stamp: Mutex<Stamp>,
 }
 
-/// What event ids are made from: a salt of this outbox's, made once and saved with the
-/// marks (so that two servers' events never share ids), and the generation of the last
-/// events enqueued.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What event ids are made from: the state's salt (made once, so that two states'
+/// events never share ids), and the generation of the marks the changes were found
+/// against.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Stamp {
     salt: String,
     generation: u64,
-}
-
-/// The file saved beside the outbox: the marks of the snapshot whose events are all in
-/// the outbox, and the stamp of those events.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SavedMarks {
-    #[serde(flatten)]
-    stamp: Stamp,
-    marks: crate::Marks,
 }
 
 /// The state of the change behind the event named `name` (see
@@ -114,84 +106,69 @@ fn stable_event_id(salt: &str, generation: u64, state: u64, event: &Event) -> St
     id
 }
 
-/// One subscription's deliveries, in order, and the bell its worker waits on.
-#[derive(Debug, Default)]
-struct Queue {
-    pending: Mutex<VecDeque<Pending>>,
-    wake: tokio::sync::Notify,
-}
-
 impl Dispatcher {
-    /// Opens the outbox and starts one delivery worker per subscription (on the current
-    /// tokio runtime), which first delivers what the outbox still holds. `https://`
-    /// receivers are trusted when their certificate chains to the system's root
-    /// certificates, webpki's (Mozilla's), or one of `private_roots`.
+    /// Starts one delivery worker per subscription on the current tokio runtime, over
+    /// the outbox in `state`; each first delivers what the outbox still holds.
+    /// `https://` receivers are trusted when their certificate chains to the system's
+    /// root certificates, webpki's (Mozilla's), or one of `private_roots`.
     ///
     /// # Errors
     ///
-    /// The outbox's.
-    pub fn start(
+    /// The state's, or an HTTP client that cannot be built.
+    pub async fn start(
         webhooks: Webhooks,
-        outbox_path: &Path,
+        state: Arc<State>,
         private_roots: &[reqwest::Certificate],
-    ) -> io::Result<Arc<Dispatcher>> {
-        let (outbox, pending) = Outbox::open(outbox_path)?;
+    ) -> Result<Arc<Dispatcher>, StateError> {
+        if let State::Sqlite(s) = &*state {
+            s.release_leases()?;
+        }
+        let salt = state.salt().await?;
+        let pending = state.pending().await?;
         let mut client = reqwest::Client::builder()
             .timeout(Duration::from_millis(webhooks.retry.timeout_ms))
             .redirect(reqwest::redirect::Policy::none());
         for root in private_roots {
             client = client.add_root_certificate(root.clone());
         }
-        let client = client.build().map_err(io::Error::other)?;
-        let queues = webhooks
-            .subscriptions
-            .iter()
-            .map(|_| Queue::default())
-            .collect();
+        let client = client.build().map_err(|e| StateError::Database {
+            state: "webhooks".into(),
+            doing: "build the HTTP client",
+            source: e.into(),
+        })?;
+        let holder = format!("{}-{}", std::process::id(), &new_event_id()[4..16]);
         let dispatcher = Arc::new(Dispatcher {
+            wakes: webhooks
+                .subscriptions
+                .iter()
+                .map(|_| tokio::sync::Notify::new())
+                .collect(),
             webhooks,
-            outbox,
-            queues,
-            publishing: Mutex::new(()),
+            state,
+            holder,
             stamp: Mutex::new(Stamp {
-                salt: new_event_id()["evt_".len()..].to_string(),
+                salt,
                 generation: 0,
             }),
         });
-        let mut restored = 0;
-        for p in pending {
-            match dispatcher.queue_of(&p.subscription) {
-                Some(i) => {
-                    dispatcher.queues[i]
-                        .pending
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push_back(p);
-                    restored += 1;
-                }
-                None => {
-                    // Kept in the outbox, undelivered, until a subscription with this id
-                    // is back (a renamed subscription would otherwise lose its events).
-                    log::event(
-                        "webhook_error",
-                        &format!(
-                            "event {} is pending for subscription {:?}, which is not in the webhooks file: kept in the outbox",
-                            p.event.id, p.subscription
-                        ),
-                    );
-                }
+        for (subscription, n) in pending {
+            if dispatcher.queue_of(&subscription).is_some() {
+                log::event(
+                    "webhook_outbox",
+                    &format!("{n} pending deliveries to {subscription} in the outbox"),
+                );
+            } else {
+                // Kept in the outbox, undelivered, until a subscription with this id is
+                // back (a renamed subscription would otherwise lose its events).
+                log::event(
+                    "webhook_error",
+                    &format!(
+                        "{n} deliveries are pending for subscription {subscription:?}, which is not in the webhooks file: kept in the outbox"
+                    ),
+                );
             }
         }
-        if restored > 0 {
-            log::event(
-                "webhook_outbox",
-                &format!(
-                    "{restored} pending deliveries restored from {}",
-                    outbox_path.display()
-                ),
-            );
-        }
-        for i in 0..dispatcher.queues.len() {
+        for i in 0..dispatcher.wakes.len() {
             tokio::spawn(dispatcher.clone().work(i, client.clone()));
         }
         Ok(dispatcher)
@@ -204,183 +181,215 @@ impl Dispatcher {
             .position(|s| s.id == subscription)
     }
 
-    /// Gives `events` their ids, enqueues them (durably: synced before it returns, so call
-    /// it off the async workers) for the subscriptions that want them, and wakes their
-    /// workers; returns how many deliveries were enqueued.
+    /// Gives `events` their ids, writes them to the outbox for the subscriptions that
+    /// want them (an event already there is not written again), and wakes their workers;
+    /// returns how many deliveries were written.
     ///
-    /// An event's id is stable: a hash of this outbox's salt, the generation of the
-    /// changes (one more than that of the last events published, or of the saved marks at
-    /// a start), the event's name and expansion ids, and the state of the change (what
-    /// those expansions hold in the new load, [`CatalogChanges::state`]). So when a server
-    /// stops after enqueuing a reload's events but before saving its marks, the start that
-    /// finds the same changes again makes the same events, which the outbox does not
-    /// enqueue twice (and which a receiver de-duplicates should they have been delivered
-    /// already); and a later change never takes an earlier event's id, even where a marks
-    /// file fell behind, because what the expansions hold differs.
+    /// An event's id is stable: a hash of the state's salt, the generation of the changes
+    /// (one more than that of the marks they were found against), the event's name and
+    /// expansion ids, and the state of the change (what those expansions hold in the new
+    /// load, [`CatalogChanges::state`]). So replicas that reload the same change make the
+    /// same event, which the outbox holds once; a server that stops after writing a
+    /// reload's events but before saving its marks makes the same events again at its
+    /// next start; and a later change never takes an earlier event's id, because what
+    /// the expansions hold differs.
     ///
     /// # Errors
     ///
-    /// The outbox's: nothing was enqueued.
-    pub fn publish(&self, events: &mut [Event], changes: &[CatalogChanges]) -> io::Result<usize> {
-        let _order = self.publishing.lock().unwrap_or_else(|e| e.into_inner());
-        let mut stamp = self.stamp.lock().unwrap_or_else(|e| e.into_inner());
-        let generation = stamp.generation + 1;
+    /// The state's: nothing was written.
+    pub async fn publish(
+        &self,
+        events: &mut [Event],
+        changes: &[CatalogChanges],
+    ) -> Result<usize, StateError> {
+        let (stamp, generation) = {
+            let stamp = self.stamp.lock().unwrap_or_else(|e| e.into_inner());
+            (stamp.clone(), stamp.generation + 1)
+        };
+        let mut rows = Vec::with_capacity(events.len());
         for event in events.iter_mut() {
             let state = state_of(changes, &event.name);
             event.id = stable_event_id(&stamp.salt, generation, state, event);
+            let subscriptions: Vec<String> = self
+                .webhooks
+                .subscriptions
+                .iter()
+                .filter(|s| s.wants(&event.name))
+                .map(|s| s.id.clone())
+                .collect();
+            rows.push((event.clone(), subscriptions));
         }
-        let pending = self.outbox.enqueue(&self.webhooks.subscriptions, events)?;
-        stamp.generation = generation;
-        let n = pending.len();
-        for p in pending {
-            if let Some(i) = self.queue_of(&p.subscription) {
-                let queue = &self.queues[i];
-                queue
-                    .pending
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push_back(p);
-                queue.wake.notify_one();
-            }
+        let written = self.state.enqueue(&rows).await?;
+        self.stamp
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .generation = generation;
+        for wake in &self.wakes {
+            wake.notify_one();
         }
-        Ok(n)
+        Ok(written)
     }
 
-    /// The marks saved by [`Dispatcher::save_marks`] (`<outbox>.marks`), if any; the
-    /// generation and salt saved with them are taken up for the next events' ids.
+    /// The marks saved by [`Dispatcher::save_marks`], if any; their generation is taken
+    /// up for the next events' ids.
     ///
     /// # Errors
     ///
-    /// A file that cannot be read or is not saved marks.
-    pub fn saved_marks(&self) -> io::Result<Option<crate::Marks>> {
-        let path = journal::sibling(self.outbox.path(), "marks");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
+    /// The state's, or saved marks that do not parse.
+    pub async fn saved_marks(&self) -> Result<Option<crate::Marks>, StateError> {
+        let Some(saved) = self.state.saved_marks().await? else {
+            return Ok(None);
         };
-        let invalid = |e: serde_json::Error| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: {e}", path.display()),
-            )
-        };
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(invalid)?;
-        let saved = if value.get("salt").is_some() {
-            serde_json::from_value::<SavedMarks>(value).map_err(invalid)?
-        } else {
-            // Marks saved alone, as an older server saved them: generation 0.
-            SavedMarks {
-                stamp: self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-                marks: crate::Marks::from_json(&text).map_err(invalid)?,
-            }
-        };
-        *self.stamp.lock().unwrap_or_else(|e| e.into_inner()) = saved.stamp;
-        Ok(Some(saved.marks))
+        let marks = crate::Marks::from_json(&saved.marks).map_err(|e| StateError::BadEvent {
+            reason: format!("the saved marks do not parse: {e}"),
+        })?;
+        self.stamp
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .generation = saved.generation;
+        Ok(Some(marks))
     }
 
     /// Saves the marks of the snapshot whose events are all in the outbox, with the
-    /// generation of those events, so that the next start reports what changed while the
-    /// server was down (written aside, synced, renamed into place).
+    /// generation of those events, so that the next start (of any replica) reports what
+    /// changed while it was down.
     ///
     /// # Errors
     ///
-    /// The file system's.
-    pub fn save_marks(&self, marks: &crate::Marks) -> io::Result<()> {
-        let stamp = self.stamp.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let saved = SavedMarks {
-            stamp,
-            marks: marks.clone(),
-        };
-        let text = serde_json::to_string(&saved).map_err(io::Error::other)?;
-        journal::replace(
-            &journal::sibling(self.outbox.path(), "marks"),
-            text.as_bytes(),
-        )
+    /// The state's.
+    pub async fn save_marks(&self, marks: &crate::Marks) -> Result<(), StateError> {
+        let generation = self
+            .stamp
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .generation;
+        self.state
+            .save_marks(&SavedMarks {
+                generation,
+                marks: marks.to_json(),
+            })
+            .await
     }
 
-    /// Delivers subscription `i`'s queue, in order, forever.
+    /// The lease for an attempt that may wait `delay` first.
+    fn lease(&self, delay: Duration) -> f64 {
+        (Duration::from_millis(self.webhooks.retry.timeout_ms) + delay + LEASE_MARGIN).as_secs_f64()
+    }
+
+    /// Delivers subscription `i`'s deliveries, in order, forever.
     async fn work(self: Arc<Self>, i: usize, client: reqwest::Client) {
-        let subscription = &self.webhooks.subscriptions[i];
-        let Queue {
-            pending: queue,
-            wake,
-        } = &self.queues[i];
+        let subscription_id = self.webhooks.subscriptions[i].id.clone();
         loop {
-            let head = queue
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .front()
-                .cloned();
-            let Some(p) = head else {
-                wake.notified().await;
-                continue;
+            match self
+                .state
+                .claim(&subscription_id, &self.holder, self.lease(Duration::ZERO))
+                .await
+            {
+                Ok(Some(claimed)) => self.deliver(i, &client, claimed).await,
+                Ok(None) => {
+                    let _ = tokio::time::timeout(POLL, self.wakes[i].notified()).await;
+                }
+                Err(e) => {
+                    log::event("webhook_error", &format!("outbox: {e}"));
+                    tokio::time::sleep(POLL).await;
+                }
+            }
+        }
+    }
+
+    /// Attempts one claimed delivery until it succeeds, is given up, or its lease is lost.
+    async fn deliver(&self, i: usize, client: &reqwest::Client, mut claimed: Claimed) {
+        let subscription = &self.webhooks.subscriptions[i];
+        let body = claimed.event.to_json();
+        let now = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+        };
+        let first = *claimed.first_attempt.get_or_insert_with(now);
+        let (name, id) = (claimed.event.name.clone(), claimed.event.id.clone());
+        loop {
+            claimed.attempts += 1;
+            let attempt = claimed.attempts;
+            let t = unix_now();
+            let result = client
+                .post(&subscription.url)
+                .header("content-type", "application/json")
+                .header(
+                    SIGNATURE_HEADER,
+                    sign(&subscription.secret, t, body.as_bytes()),
+                )
+                .body(body.clone())
+                .send()
+                .await;
+            let failure = match result {
+                Ok(r) if r.status().is_success() => None,
+                Ok(r) => Some(format!("HTTP {}", r.status().as_u16())),
+                Err(e) => Some(describe(&e)),
             };
-            let body = p.event.to_json();
-            let first = Instant::now();
-            let mut attempt: u32 = 0;
-            loop {
-                attempt += 1;
-                let t = unix_now();
-                let result = client
-                    .post(&subscription.url)
-                    .header("content-type", "application/json")
-                    .header(
-                        SIGNATURE_HEADER,
-                        sign(&subscription.secret, t, body.as_bytes()),
-                    )
-                    .body(body.clone())
-                    .send()
-                    .await;
-                let failure = match result {
-                    Ok(r) if r.status().is_success() => None,
-                    Ok(r) => Some(format!("HTTP {}", r.status().as_u16())),
-                    Err(e) => Some(describe(&e)),
-                };
-                let Some(failure) = failure else {
+            let policy = self.webhooks.retry;
+            let finished = match &failure {
+                None => {
                     log::event(
                         "webhook_delivered",
-                        &format!(
-                            "{} {} to {} (attempt {attempt})",
-                            p.event.name, p.event.id, subscription.id
-                        ),
+                        &format!("{name} {id} to {} (attempt {attempt})", subscription.id),
                     );
-                    break;
-                };
-                let policy = self.webhooks.retry;
+                    true
+                }
                 // At least MIN_RETRIES retries, however short the give-up time.
-                if attempt > MIN_RETRIES
-                    && first.elapsed() >= Duration::from_secs(policy.give_up_after_secs)
+                Some(failure)
+                    if attempt > MIN_RETRIES
+                        && now() - first >= policy.give_up_after_secs as f64 =>
                 {
                     log::event(
                         "webhook_error",
                         &format!(
-                            "gave up on {} {} to {} after {attempt} attempts: {failure}",
-                            p.event.name, p.event.id, subscription.id
+                            "gave up on {name} {id} to {} after {attempt} attempts: {failure}",
+                            subscription.id
                         ),
                     );
-                    break;
+                    true
                 }
-                let delay = policy.delay(attempt, unit_random());
-                log::event(
-                    "webhook_retry",
-                    &format!(
-                        "{} {} to {}: attempt {attempt} failed ({failure}); next in {} ms",
-                        p.event.name,
-                        p.event.id,
-                        subscription.id,
-                        delay.as_millis()
-                    ),
-                );
-                tokio::time::sleep(delay).await;
+                Some(_) => false,
+            };
+            if finished {
+                if let Err(e) = self.state.finish(&claimed, &self.holder).await {
+                    log::event("webhook_error", &format!("outbox: {e}"));
+                }
+                return;
             }
-            let me = self.clone();
-            match tokio::task::spawn_blocking(move || me.outbox.done(p.seq)).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => log::event("webhook_error", &format!("outbox: {e}")),
-                Err(e) => log::event("webhook_error", &format!("outbox: {e}")),
+            let delay = policy.delay(attempt, unit_random());
+            log::event(
+                "webhook_retry",
+                &format!(
+                    "{name} {id} to {}: attempt {attempt} failed ({}); next in {} ms",
+                    subscription.id,
+                    failure.unwrap_or_default(),
+                    delay.as_millis()
+                ),
+            );
+            match self
+                .state
+                .attempted(&claimed, &self.holder, self.lease(delay))
+                .await
+            {
+                Ok(true) => {}
+                Ok(false) => {
+                    log::event(
+                        "webhook_retry",
+                        &format!(
+                            "{name} {id} to {}: another server took the delivery over",
+                            subscription.id
+                        ),
+                    );
+                    return;
+                }
+                Err(e) => {
+                    log::event("webhook_error", &format!("outbox: {e}"));
+                    return;
+                }
             }
-            queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+            tokio::time::sleep(delay).await;
         }
     }
 }

@@ -1,18 +1,17 @@
-//! Webhook deliveries, in three parts: [`subscriptions`](Webhooks) (the webhooks file:
-//! who gets which events, and the retry policy), the durable [`Outbox`], and the
-//! [`Dispatcher`] (one delivery worker per subscription, which POSTs each event signed,
-//! in order, retrying with exponential backoff and jitter).
+//! Webhook deliveries, in two parts: [`subscriptions`](Webhooks) (the webhooks file: who
+//! gets which events, and the retry policy) and the [`Dispatcher`] (one delivery worker
+//! per subscription, which POSTs each event signed, in order, retrying with exponential
+//! backoff and jitter), over the outbox in the [state](crate::server::state).
 //!
-//! Delivery is at least once: an event is written to the outbox (and synced) before any
-//! attempt, and marked done only after a 2xx answer, so a crash or restart mid-retry sends
-//! it again. Receivers de-duplicate by the event `id`. SERVER.md documents the format.
+//! Delivery is at least once: an event is written to the outbox before any attempt, and
+//! marked done only after a 2xx answer (or when it is given up), so a crash or restart
+//! mid-retry sends it again. Receivers de-duplicate by the event `id`. SERVER.md
+//! documents the format.
 
 mod dispatcher;
-mod outbox;
 mod subscriptions;
 
 pub use dispatcher::{new_event_id, Dispatcher};
-pub use outbox::{Outbox, Pending};
 pub use subscriptions::{
     valid_event_name, RetryPolicy, Subscription, Webhooks, WebhooksError, MIN_RETRIES,
 };
