@@ -101,8 +101,8 @@ struct ServeArgs {
     /// used, usage figures and the webhook outbox. `sqlite:PATH` (one server; created when
     /// missing) or `postgres://USER@HOST[:PORT]/DB` (replicas) [default: an SQLite file
     /// beside the snapshot folder, `<folder>.state.db`].
-    #[arg(long, value_name = "URL", value_parser = parse_state)]
-    state: Option<cardex::server::state::StateUrl>,
+    #[arg(long, value_name = "URL")]
+    state: Option<String>,
     /// Serve without credentials, rate limits or credits, for local use.
     #[arg(long)]
     open: bool,
@@ -181,19 +181,19 @@ enum AccountsCommand {
 struct StateArg {
     /// The state database, `sqlite:PATH` or `postgres://USER@HOST[:PORT]/DB` [default:
     /// the one `cardex serve` uses for --data, `<folder>.state.db` beside it].
-    #[arg(long, value_name = "URL", value_parser = parse_state)]
-    state: Option<cardex::server::state::StateUrl>,
+    #[arg(long, value_name = "URL")]
+    state: Option<String>,
     #[command(flatten)]
     data: DataArg,
 }
 
 #[cfg(feature = "server")]
 impl StateArg {
-    fn url(self) -> cardex::server::state::StateUrl {
-        match self.state {
+    fn url(self) -> Result<cardex::server::state::StateUrl, Failure> {
+        Ok(match parse_state(self.state.as_deref())? {
             Some(url) => url,
             None => cardex::server::state::default_state(&self.data.path()),
-        }
+        })
     }
 
     /// Opens the state, on a runtime of its own.
@@ -207,7 +207,7 @@ impl StateArg {
         ),
         Failure,
     > {
-        let url = self.url();
+        let url = self.url()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -236,10 +236,13 @@ fn overage_plan(
     })
 }
 
-/// A `--state` value, checked by clap (a bad one is a usage error, exit status 2).
+/// A `--state` value (a bad one is a usage error, exit status 2). Not a clap value
+/// parser: clap would repeat the value, password and all, in its message.
 #[cfg(feature = "server")]
-fn parse_state(text: &str) -> Result<cardex::server::state::StateUrl, String> {
-    cardex::server::state::StateUrl::parse(text).map_err(|e| e.to_string())
+fn parse_state(text: Option<&str>) -> Result<Option<cardex::server::state::StateUrl>, Failure> {
+    text.map(cardex::server::state::StateUrl::parse)
+        .transpose()
+        .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// The data sets `cardex import` reads.
@@ -475,7 +478,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         #[cfg(feature = "server")]
         Command::Serve(args) => {
             let mut config = cardex::server::ServeConfig::new(args.data.path(), args.addr);
-            config.state = args.state;
+            config.state = parse_state(args.state.as_deref())?;
             config.open = args.open;
             config.spool = args.spool;
             config.rate_window = std::time::Duration::from_millis(args.rate_window.max(1));

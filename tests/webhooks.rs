@@ -619,3 +619,119 @@ async fn https_receivers_get_signed_deliveries_and_an_unknown_ca_is_a_retried_fa
     assert!(stderr.contains("--webhook-ca takes a PEM file"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The id of each `webhook_event` line of `log`.
+fn event_ids(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.contains("event=webhook_event"))
+        .filter_map(|l| Some(l.split("message=\"").nth(1)?.split(' ').next()?.to_string()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_postgres_make_one_event_per_change_and_take_over_a_dead_holders_delivery() {
+    let Some(pg) = serving::postgres::Cluster::start("webhooks") else {
+        return;
+    };
+    let url = pg.database("cardex");
+    let dir = scratch("pg-events");
+    let data = snapshot_copy(&dir);
+    let receiver = Receiver::default();
+    // The first attempt fails; the retry waits 2 to 4 s (the first delay with jitter).
+    receiver.plan.lock().unwrap().push_back(503);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    receiver.listen(listener).await;
+    let hooks = webhooks_file(
+        &dir,
+        port,
+        json!({"first_delay_ms": 4000, "max_delay_ms": 4000, "timeout_ms": 1000}),
+    );
+    let spool = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (spool_a, spool_b) = (spool("a.spool.db"), spool("b.spool.db"));
+    let args = |spool: &str| {
+        vec![
+            "--open".to_string(),
+            "--state".into(),
+            url.clone(),
+            "--spool".into(),
+            spool.to_string(),
+            "--webhooks".into(),
+            hooks.to_str().unwrap().into(),
+            "--watch-interval".into(),
+            "200".into(),
+        ]
+    };
+    let (args_a, args_b) = (args(&spool_a), args(&spool_b));
+    let a = Server::start_on(
+        &data,
+        &args_a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let b = Server::start_on(
+        &data,
+        &args_b.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    // One change; both replicas see it, reload and publish it...
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        c["variants"][0]["prices"][0]["market"] = json!(12.5);
+    });
+    let (log_a, log_b) = (
+        a.wait_for("event=webhook_enqueued", 1),
+        b.wait_for("event=webhook_enqueued", 1),
+    );
+    // ...as the same event, which the database holds once: one replica wrote its
+    // delivery, the other found it there.
+    let (ids_a, ids_b) = (event_ids(&log_a), event_ids(&log_b));
+    assert_eq!(ids_a.len(), 1, "{log_a}");
+    assert_eq!(ids_a, ids_b);
+    let enqueued: Vec<bool> = [&log_a, &log_b]
+        .iter()
+        .map(|log| log.contains("event=webhook_enqueued message=\"1 deliveries\""))
+        .collect();
+    assert_eq!(
+        enqueued.iter().filter(|&&e| e).count(),
+        1,
+        "{log_a}\n{log_b}"
+    );
+    // One replica holds the delivery: its attempt fails, and it dies while waiting to
+    // retry.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut holder, survivor) = loop {
+        if a.log().contains("event=webhook_retry") {
+            break (a, b);
+        }
+        if b.log().contains("event=webhook_retry") {
+            break (b, a);
+        }
+        assert!(Instant::now() < deadline, "no attempt was made");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    holder.child.kill().unwrap();
+    holder.child.wait().unwrap();
+    assert_eq!(receiver.got().len(), 1, "one attempt, by one replica");
+    // The other takes the delivery over once the lease runs out, and delivers it.
+    let got = receiver.wait_for_ok(1).await;
+    let log = survivor.wait_for("event=webhook_delivered", 1);
+    assert!(log.contains("(attempt 2)"), "{log}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let got_ids: Vec<(String, u16)> = receiver
+        .got()
+        .iter()
+        .map(|d| (event_of(d)["id"].as_str().unwrap().to_string(), d.answered))
+        .collect();
+    assert_eq!(
+        got_ids,
+        [(ids_a[0].clone(), 503), (ids_a[0].clone(), 200)],
+        "{got:?}"
+    );
+    verify(
+        &got[1].signature,
+        &got[1].body,
+        SECRET_ALL,
+        SystemTime::now(),
+        DEFAULT_TOLERANCE,
+    )
+    .expect("signed");
+    survivor.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

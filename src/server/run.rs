@@ -129,6 +129,27 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
     let engine = Engine::open(&config.data).map_err(ServeError::Snapshot)?;
+    // The files the configuration names are read before the state is opened, so that a
+    // bad one stops the start before anything is written.
+    let webhooks = match &config.webhooks {
+        Some(path) => {
+            let webhooks = webhooks::Webhooks::read(path).map_err(ServeError::Webhooks)?;
+            let roots = match &config.webhook_ca {
+                Some(ca) => private_roots(ca)?,
+                None => Vec::new(),
+            };
+            log::event(
+                "webhooks",
+                &format!(
+                    "{} subscriptions from {}; outbox in the state",
+                    webhooks.subscriptions.len(),
+                    path.display(),
+                ),
+            );
+            Some((webhooks, roots))
+        }
+        None => None,
+    };
     let url = config
         .state
         .clone()
@@ -192,25 +213,6 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
             service.teams(),
         ),
     );
-    let webhooks = match &config.webhooks {
-        Some(path) => {
-            let webhooks = webhooks::Webhooks::read(path).map_err(ServeError::Webhooks)?;
-            let roots = match &config.webhook_ca {
-                Some(ca) => private_roots(ca)?,
-                None => Vec::new(),
-            };
-            log::event(
-                "webhooks",
-                &format!(
-                    "{} subscriptions from {}; outbox in {url}",
-                    webhooks.subscriptions.len(),
-                    path.display(),
-                ),
-            );
-            Some((webhooks, roots))
-        }
-        None => None,
-    };
     let service = Arc::new(service);
     runtime.block_on(serve(
         service, state, config, webhooks, stamp, hangup, stopping,

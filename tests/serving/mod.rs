@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-
+pub mod postgres;
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 

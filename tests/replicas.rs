@@ -1,0 +1,343 @@
+//! The service on PostgreSQL, against a real server the tests start themselves (initdb
+//! and pg_ctl in a scratch folder, a Unix socket only): migrations on an empty and an
+//! up-to-date database and a schema from a newer cardex; two `cardex serve` replicas on
+//! one database sharing one rate limit and charging each answer once; a replica killed
+//! with SIGKILL mid-load; the database stopped for 5 s mid-load and started again.
+
+// They run the `cardex` binary, which needs the `cli` feature.
+#![cfg(all(feature = "server", feature = "cli"))]
+
+mod serving;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cardex::server::state::{State, StateUrl, PG_SCHEMA_VERSION};
+use reqwest::StatusCode;
+use serving::postgres::Cluster;
+use serving::{add_key, scratch, Server};
+
+/// Runs `cardex` with `args`; returns its exit status, stdout and stderr.
+fn cardex(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A replica on the bundled snapshot and the database `url`, with a spool of its own.
+fn replica(url: &str, dir: &std::path::Path, name: &str, extra: &[&str]) -> Server {
+    let spool = dir.join(format!("{name}.spool.db"));
+    let mut args = vec!["--state", url, "--spool", spool.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    Server::start(&args)
+}
+
+/// The credits `team` has used, read from the database.
+fn used(pg: &Cluster, team: &str) -> u64 {
+    pg.psql(
+        "cardex",
+        &format!("SELECT coalesce((SELECT used FROM credits_used WHERE team = '{team}'), 0)"),
+    )
+    .parse()
+    .unwrap()
+}
+
+async fn status_of(
+    c: &reqwest::Client,
+    url: &str,
+    key: &str,
+    team: &str,
+) -> Result<(StatusCode, Option<u64>), reqwest::Error> {
+    let r = c
+        .get(url)
+        .header("X-Api-Key", key)
+        .header("X-Team-ID", team)
+        .send()
+        .await?;
+    let retry = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok()?.parse().ok());
+    let status = r.status();
+    r.bytes().await?;
+    Ok((status, retry))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops_the_start() {
+    let Some(pg) = Cluster::start("migrate") else {
+        return;
+    };
+    let url = pg.database("cardex");
+    let state = StateUrl::parse(&url).unwrap();
+    // Two replicas starting together on an empty database: one migrates, under the
+    // advisory lock, and the other finds it up to date.
+    let (a, b) = tokio::join!(State::open(&state), State::open(&state));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(
+        a.schema_version().await.unwrap(),
+        i64::from(PG_SCHEMA_VERSION)
+    );
+    assert_eq!(b.engine(), "PostgreSQL");
+    drop((a, b));
+    // Opening an up-to-date database changes nothing.
+    let c = State::open(&state).await.unwrap();
+    assert_eq!(
+        c.schema_version().await.unwrap(),
+        i64::from(PG_SCHEMA_VERSION)
+    );
+    assert_eq!(pg.psql("cardex", "SELECT count(*) FROM cardex_schema"), "1");
+    drop(c);
+    // A schema a newer cardex wrote: the start stops with exit status 2, naming it.
+    pg.psql(
+        "cardex",
+        &format!(
+            "UPDATE cardex_schema SET version = {}",
+            PG_SCHEMA_VERSION + 1
+        ),
+    );
+    let (code, _, err) = cardex(&["serve", "--state", &url, "--addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("written by a newer cardex"), "{err}");
+    assert!(err.contains("postgres://postgres@/cardex"), "{err}");
+    // An unreachable database at start: exit status 2, saying what could not be done.
+    let dir = scratch("pg-unreachable");
+    let nowhere = format!("postgres://postgres@/cardex?host={}", dir.display());
+    let (code, _, err) = cardex(&["serve", "--state", &nowhere, "--addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cannot connect"), "{err}");
+    let (code, _, err) = cardex(&["accounts", "add-key", "--state", &nowhere, "--team", "acme"]);
+    assert_eq!(code, Some(2), "{err}");
+    // A URL the driver does not take is a usage error naming the forms.
+    let (code, _, err) = cardex(&[
+        "serve",
+        "--state",
+        "postgres://u:secret@h/db?sslmode=sometimes",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the PostgreSQL driver does not take it"),
+        "{err}"
+    );
+    assert!(!err.contains("secret"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_share_one_limit_and_charge_each_answer_once() {
+    let Some(pg) = Cluster::start("limit") else {
+        return;
+    };
+    let url = pg.database("cardex");
+    let acme = add_key(&url, "acme", 1_000_000);
+    let globex = add_key(&url, "globex", 1_000_000);
+    let dir = scratch("pg-limit");
+    // A window of a minute: the whole burst falls in one window however slow the
+    // machine, so exactly 100 are accepted across both replicas.
+    let extra = ["--rate-window", "60000", "--usage-refresh", "1"];
+    let a = replica(&url, &dir, "a", &extra);
+    let b = replica(&url, &dir, "b", &extra);
+    let c = reqwest::Client::new();
+    let mut tasks = Vec::new();
+    for i in 0..300 {
+        let base = if i % 2 == 0 { &a } else { &b };
+        let url = base.url("/pokemon/v1/cards?page_size=5&q=supertype:pokemon");
+        let (c, key) = (c.clone(), acme.clone());
+        tasks.push(tokio::spawn(async move {
+            status_of(&c, &url, &key, "acme").await.unwrap()
+        }));
+    }
+    let (mut ok, mut limited) = (0u64, 0u64);
+    for task in tasks {
+        match task.await.unwrap() {
+            (StatusCode::OK, _) => ok += 1,
+            (StatusCode::TOO_MANY_REQUESTS, retry) => {
+                limited += 1;
+                assert!(retry.is_some_and(|r| (1..=60).contains(&r)), "{retry:?}");
+            }
+            (other, _) => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!((ok, limited), (100, 200));
+    // Exactly the accepted requests were charged, once each, whichever replica answered.
+    assert_eq!(used(&pg, "acme"), 100);
+    // Another team is not limited by acme's burst, on either replica.
+    for server in [&a, &b] {
+        let (s, _) = status_of(&c, &server.url("/pokemon/v1/cards"), &globex, "globex")
+            .await
+            .unwrap();
+        assert_eq!(s, StatusCode::OK);
+    }
+    assert_eq!(used(&pg, "globex"), 2);
+    // The usage figures are one board in the database: both replicas answer alike.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let usage = |s: &Server| {
+            let c = c.clone();
+            let (url, key) = (s.url("/account/v1/usage"), globex.clone());
+            async move {
+                c.get(&url)
+                    .header("X-Api-Key", key)
+                    .header("X-Team-ID", "globex")
+                    .send()
+                    .await
+                    .unwrap()
+                    .json::<serde_json::Value>()
+                    .await
+                    .unwrap()
+            }
+        };
+        let (ua, ub) = (usage(&a).await, usage(&b).await);
+        if ua["used_credits"] == 2 && ua == ub {
+            assert_eq!(ua["remaining_credits"], 1_000_000 - 2);
+            break;
+        }
+        assert!(Instant::now() < deadline, "{ua} {ub}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    a.stop();
+    b.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Load on `team` from `tasks` sequential clients, spread over `replicas`, until `stop`;
+/// a client that fails to reach a replica stops using it. Returns the 2xx answers, and
+/// the requests that failed in flight.
+async fn load(
+    replicas: Vec<String>,
+    key: String,
+    team: &'static str,
+    tasks: usize,
+    pause: Duration,
+    stop: Arc<AtomicBool>,
+    answers_must_succeed: bool,
+) -> (u64, u64) {
+    let ok = Arc::new(AtomicU64::new(0));
+    let failed = Arc::new(AtomicU64::new(0));
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let (replicas, key, stop) = (replicas.clone(), key.clone(), stop.clone());
+        let (ok, failed) = (ok.clone(), failed.clone());
+        handles.push(tokio::spawn(async move {
+            let c = reqwest::Client::new();
+            let mut alive = vec![true; replicas.len()];
+            let mut i = t;
+            while !stop.load(Ordering::Acquire) {
+                i += 1;
+                let r = i % replicas.len();
+                if !alive[r] {
+                    continue;
+                }
+                let url = format!("{}/pokemon/v1/cards?page_size=3", replicas[r]);
+                match status_of(&c, &url, &key, team).await {
+                    Ok((StatusCode::OK, _)) => {
+                        ok.fetch_add(1, Ordering::AcqRel);
+                    }
+                    Ok((StatusCode::TOO_MANY_REQUESTS, _)) if !answers_must_succeed => {}
+                    Ok((other, _)) => panic!("unexpected {other}"),
+                    Err(_) => {
+                        failed.fetch_add(1, Ordering::AcqRel);
+                        alive[r] = false;
+                    }
+                }
+                tokio::time::sleep(pause).await;
+            }
+        }));
+    }
+    for h in handles {
+        h.await.unwrap();
+    }
+    (ok.load(Ordering::Acquire), failed.load(Ordering::Acquire))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_load_loses_no_charge() {
+    let Some(pg) = Cluster::start("kill") else {
+        return;
+    };
+    let url = pg.database("cardex");
+    let acme = add_key(&url, "acme", 1_000_000);
+    let dir = scratch("pg-kill");
+    let mut a = replica(&url, &dir, "a", &[]);
+    let b = replica(&url, &dir, "b", &[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let loader = tokio::spawn(load(
+        vec![a.base.clone(), b.base.clone()],
+        acme.clone(),
+        "acme",
+        4,
+        Duration::ZERO,
+        stop.clone(),
+        false,
+    ));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    stop.store(true, Ordering::Release);
+    let (answered, cut_off) = loader.await.unwrap();
+    assert!(answered > 0);
+    // Every answered request is charged; the only charges without an answer are of the
+    // requests the kill cut off (charged, then killed before the answer left).
+    let charged = used(&pg, "acme");
+    assert!(
+        (answered..=answered + cut_off).contains(&charged),
+        "{charged} charged, {answered} answered, {cut_off} cut off"
+    );
+    b.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_outage_is_spooled_and_replayed_exactly() {
+    let Some(pg) = Cluster::start("outage") else {
+        return;
+    };
+    let url = pg.database("cardex");
+    let acme = add_key(&url, "acme", 1_000_000);
+    let dir = scratch("pg-outage");
+    let a = replica(&url, &dir, "a", &[]);
+    let b = replica(&url, &dir, "b", &[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    // About 60 requests a second in all, under each replica's own limit while the
+    // database is down: every answer must be a 200.
+    let loader = tokio::spawn(load(
+        vec![a.base.clone(), b.base.clone()],
+        acme.clone(),
+        "acme",
+        2,
+        Duration::from_millis(30),
+        stop.clone(),
+        true,
+    ));
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    pg.stop();
+    let down = Instant::now();
+    a.wait_for("event=state_down", 1);
+    b.wait_for("event=state_down", 1);
+    tokio::time::sleep(Duration::from_secs(5).saturating_sub(down.elapsed())).await;
+    pg.start_again();
+    a.wait_for("event=state_restored", 1);
+    b.wait_for("event=state_restored", 1);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    stop.store(true, Ordering::Release);
+    let (answered, failed) = loader.await.unwrap();
+    assert_eq!(failed, 0);
+    // Requests answered during the outage were spooled, then replayed once: the total
+    // is every answer, none lost or doubled.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(used(&pg, "acme"), answered);
+    let log = a.stop();
+    assert!(log.contains("spooling charges to"), "{log}");
+    assert!(log.contains("spooled charges replayed"), "{log}");
+    b.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
