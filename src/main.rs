@@ -12,6 +12,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cardex::{Engine, Error, ItemRequest, SearchRequest};
+
+#[cfg(feature = "server")]
+#[path = "cli/logging.rs"]
+mod logging;
 use clap::{Args, Parser, Subcommand};
 
 /// Search trading-card catalogs from a JSON snapshot.
@@ -135,6 +139,10 @@ struct ServeArgs {
     /// certificates from, besides the system's and webpki's root certificates.
     #[arg(long, value_name = "FILE", requires = "webhooks")]
     webhook_ca: Option<PathBuf>,
+    /// How log lines are written on stderr: `text` (logfmt) or `json` (one object per
+    /// line).
+    #[arg(long, value_enum, default_value_t = logging::LogFormat::Text)]
+    log_format: logging::LogFormat,
     /// How often the snapshot folder is checked for changes, in milliseconds (a reload
     /// follows once two checks agree on a new state); 0 turns watching off (SIGHUP still
     /// reloads).
@@ -491,6 +499,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.webhook_ca = args.webhook_ca;
             config.watch_interval = (args.watch_interval > 0)
                 .then(|| std::time::Duration::from_millis(args.watch_interval));
+            let _flushed_at_exit = logging::install(args.log_format);
             return cardex::server::run(config).map_err(|e| match e.exit_code() {
                 2 => Failure::Config(e.to_string()),
                 _ => Failure::Serve(e.to_string()),

@@ -381,6 +381,13 @@ async fn credentials_are_checked_and_never_logged() {
     assert_eq!(s, StatusCode::OK);
     let log = server.stop();
     assert!(log.contains("status=401"), "{log}");
+    // One line per request, with the endpoint, the team and the credits charged.
+    assert!(
+        log.contains(
+            "method=GET path=/pokemon/v1/cards endpoint=cards status=200 team=acme credits=1 ms="
+        ),
+        "{log}"
+    );
     for key in [&acme, &globex] {
         assert!(!log.contains(&key[4..]), "a key reached the log");
     }
@@ -416,7 +423,14 @@ async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
     let state = sqlite(&dir.join("state.db"));
     let acme = add_key(&state, "acme", 1_000_000);
     let globex = add_key(&state, "globex", 1_000_000);
-    let server = Server::start(&["--state", &state, "--usage-refresh", "1"]);
+    let server = Server::start(&[
+        "--state",
+        &state,
+        "--usage-refresh",
+        "1",
+        "--log-format",
+        "json",
+    ]);
     let c = client();
     let url = server.url("/pokemon/v1/cards?page_size=10&q=supertype:pokemon");
     let started = Instant::now();
@@ -472,7 +486,27 @@ async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
     assert_eq!(usage["remaining_credits"], 1_000_000 - ok);
     let usage = usage_when(&c, &server, (&globex, "globex"), 1).await;
     assert_eq!(usage["used_credits"], 1);
-    server.stop();
+    // --log-format json: every line an object; the request lines agree with the answers.
+    let log = server.stop();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let requests = |status: u64, credits: u64| {
+        lines
+            .iter()
+            .filter(|l| {
+                l["event"] == "request"
+                    && l["team"] == "acme"
+                    && l["endpoint"] == "cards"
+                    && l["status"] == status
+                    && l["credits"] == credits
+            })
+            .count() as u64
+    };
+    assert_eq!((requests(200, 1), requests(429, 0)), (ok, limited));
+    assert!(lines.iter().any(|l| l["event"] == "ready"));
+    assert!(!log.contains(&acme[4..]), "a key reached the log");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

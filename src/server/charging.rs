@@ -186,16 +186,16 @@ impl Charging {
                     Ok(replayed) => {
                         if down {
                             shared.down.store(false, Ordering::Release);
-                            log::event(
-                                "state_restored",
-                                &format!(
-                                    "the database answers again: {replayed} spooled charges replayed; the rate limit is shared again"
-                                ),
+                            tracing::info!(
+                                event = "state_restored",
+                                replayed,
+                                "the database answers again: {replayed} spooled charges replayed; the rate limit is shared again"
                             );
                         } else if replayed > 0 {
-                            log::event(
-                                "state_restored",
-                                &format!("{replayed} spooled charges replayed"),
+                            tracing::info!(
+                                event = "state_restored",
+                                replayed,
+                                "{replayed} spooled charges replayed"
                             );
                         }
                     }

@@ -25,19 +25,35 @@ use super::limit::Refused;
 use super::log;
 use super::service::{Admitted, Service};
 
-/// The layer's work for one request to `endpoint` (see the module docs).
+/// The layer's work for one request to `endpoint` (see the module docs); the response
+/// carries the endpoint and the credits charged, for the request's log line.
 pub(super) async fn meter(
     State((service, endpoint)): State<(Arc<Service>, Endpoint)>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
+    let (mut response, credits) = metered(&service, endpoint, request, next).await;
+    response.extensions_mut().insert(log::Outcome {
+        endpoint: Some(endpoint.name()),
+        credits,
+    });
+    response
+}
+
+/// [`meter`]'s answer and the credits it charged.
+async fn metered(
+    service: &Service,
+    endpoint: Endpoint,
+    mut request: Request,
+    next: Next,
+) -> (Response, u64) {
     let Some(m) = &service.metered else {
-        return next.run(request).await;
+        return (next.run(request).await, 0);
     };
     // A path that is not UTF-8 once decoded is refused before anything is counted, as
     // the handler would refuse it.
     if !path_is_utf8(request.uri().path()) {
-        return invalid_path();
+        return (invalid_path(), 0);
     }
     let headers = request.headers();
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
@@ -49,7 +65,7 @@ pub(super) async fn meter(
                 .into_iter()
                 .filter(|name| !present(name))
                 .collect();
-            return error_response(
+            let response = error_response(
                 StatusCode::UNAUTHORIZED,
                 "missing_credentials",
                 format!(
@@ -58,19 +74,21 @@ pub(super) async fn meter(
                 ),
                 json!({"missing": missing}),
             );
+            return (response, 0);
         }
         Credentials::Invalid => {
-            return error_response(
+            let response = error_response(
                 StatusCode::UNAUTHORIZED,
                 "invalid_credentials",
                 "the API key is not one of this team's keys".into(),
                 json!({}),
-            )
+            );
+            return (response, 0);
         }
     };
     let checked = match m.charging.before(team) {
         Ok(checked) => checked,
-        Err(refused) => return rate_limited(&m.charging, refused),
+        Err(refused) => return (rate_limited(&m.charging, refused), 0),
     };
     request.extensions_mut().insert(Admitted(team));
     let response = next.run(request).await;
@@ -84,16 +102,17 @@ pub(super) async fn meter(
         .after(checked, team, &m.teams[team].id, credits)
         .await
     {
-        Ok(()) => response,
-        Err(NotCharged::Refused(refused)) => rate_limited(&m.charging, refused),
+        Ok(()) => (response, credits),
+        Err(NotCharged::Refused(refused)) => (rate_limited(&m.charging, refused), 0),
         Err(NotCharged::Unavailable(e)) => {
             log::event("state_error", &e.to_string());
-            error_response(
+            let response = error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "state_unavailable",
                 "the request could not be metered; it was not served".into(),
                 json!({}),
-            )
+            );
+            (response, 0)
         }
     }
 }

@@ -42,7 +42,7 @@ pub mod state;
 mod testing;
 pub mod webhooks;
 
-pub use clock::unix_now;
+pub use clock::{rfc3339, unix_now};
 pub use config::ServeConfig;
 pub use connections::{serve_connections, Drained};
 pub use errors::{error_body, error_code, error_status};

@@ -177,14 +177,15 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, wh
                 .iter()
                 .map(|(catalog, n)| format!("{catalog} {n}"))
                 .collect();
-            log::event(
-                "reloaded",
-                &format!(
-                    "{} cards ({}) in {} ms; {events} events",
-                    report.cards.iter().map(|(_, n)| n).sum::<usize>(),
-                    cards.join(", "),
-                    report.took.as_millis(),
-                ),
+            let total = report.cards.iter().map(|(_, n)| n).sum::<usize>();
+            tracing::info!(
+                event = "reloaded",
+                cards = total,
+                took_ms = report.took.as_millis() as u64,
+                events,
+                "{total} cards ({}) in {} ms; {events} events",
+                cards.join(", "),
+                report.took.as_millis(),
             );
         }
         Ok(Err(ReloadError::Load(e))) => log::event(
@@ -207,18 +208,19 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, wh
 /// Logs each event, and how many deliveries were enqueued (`None`: no webhooks).
 fn log_events(events: &[Event], enqueued: Option<usize>) {
     for event in events {
-        log::event(
-            "webhook_event",
-            &format!(
-                "{} {} {}",
-                event.id,
-                event.name,
-                event.data.expansion_ids.join(",")
-            ),
+        let expansions = event.data.expansion_ids.join(",");
+        tracing::info!(
+            event = "webhook_event",
+            event_id = %event.id,
+            name = %event.name,
+            expansion_ids = %expansions,
+            "{} {} {expansions}",
+            event.id,
+            event.name,
         );
     }
     if let Some(n) = enqueued {
-        log::event("webhook_enqueued", &format!("{n} deliveries"));
+        tracing::info!(event = "webhook_enqueued", deliveries = n, "{n} deliveries");
     }
 }
 

@@ -12,6 +12,7 @@ use axum::response::Response;
 use axum::routing::{get, MethodRouter};
 use axum::{Extension, Router};
 use serde_json::json;
+use tracing::Instrument;
 
 use super::accounts::{self, Endpoint};
 use super::errors::{error_response, json_response};
@@ -197,7 +198,8 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
             json!({"limit": MAX_HEADER_BYTES}),
         )
     } else {
-        match tokio::time::timeout(timeout, next.run(request)).await {
+        let span = log::request_span(&method, &path, team.as_deref());
+        match tokio::time::timeout(timeout, next.run(request).instrument(span)).await {
             Ok(response) => response,
             Err(_) => error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -212,6 +214,11 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
         &path,
         response.status().as_u16(),
         team.as_deref(),
+        response
+            .extensions()
+            .get::<log::Outcome>()
+            .copied()
+            .unwrap_or_default(),
         started.elapsed(),
     );
     response

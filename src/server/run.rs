@@ -284,7 +284,6 @@ async fn serve(
             loop {
                 tokio::select! {
                     _ = sync.tick() => {
-                        log::flush();
                         service.tick().await;
                     }
                     _ = refresh.tick() => service.refresh_usage(config.usage_refresh / 2).await,

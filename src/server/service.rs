@@ -141,7 +141,7 @@ impl Service {
             used_credits: used,
             overage_credit_rate: plan.overage_credit_rate,
             overage_credits: used.saturating_sub(plan.total_credits),
-            updated_at: log::rfc3339(UNIX_EPOCH + Duration::from_secs_f64(taken.max(0.0))),
+            updated_at: super::clock::rfc3339(UNIX_EPOCH + Duration::from_secs_f64(taken.max(0.0))),
         };
         Ok(Some(
             serde_json::to_string(&body)

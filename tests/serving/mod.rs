@@ -81,6 +81,11 @@ impl Server {
                     if let Some(at) = line.find("event=listening message=http://") {
                         let _ = tx.send(line[at + "event=listening message=".len()..].to_string());
                     }
+                    // --log-format json
+                    if line.starts_with('{') && line.contains(r#""event":"listening""#) {
+                        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                        let _ = tx.send(v["message"].as_str().unwrap().to_string());
+                    }
                     log.lock().unwrap().push(line);
                 }
             })
@@ -122,7 +127,10 @@ impl Server {
             reader.join().unwrap();
         }
         let log = self.log();
-        assert!(log.contains("event=stopped"), "{log}");
+        assert!(
+            log.contains("event=stopped") || log.contains(r#""event":"stopped""#),
+            "{log}"
+        );
         log
     }
 }

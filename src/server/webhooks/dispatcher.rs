@@ -14,6 +14,7 @@ use crate::server::log;
 use crate::server::state::{Claimed, SavedMarks, State, StateError};
 use crate::webhook::{sign, SIGNATURE_HEADER};
 use crate::{CatalogChanges, ChangeKind, Event};
+use tracing::Instrument;
 /// A random number in [0, 1) from the OS (for jitter).
 fn unit_random() -> f64 {
     let mut bytes = [0u8; 8];
@@ -285,7 +286,16 @@ impl Dispatcher {
                 .claim(&subscription_id, &self.holder, self.lease(Duration::ZERO))
                 .await
             {
-                Ok(Some(claimed)) => self.deliver(i, &client, claimed).await,
+                Ok(Some(claimed)) => {
+                    // Every line about this delivery carries the event and the subscription.
+                    let span = tracing::info_span!(
+                        "delivery",
+                        event_id = %claimed.event.id,
+                        name = %claimed.event.name,
+                        subscription = %subscription_id,
+                    );
+                    self.deliver(i, &client, claimed).instrument(span).await;
+                }
                 Ok(None) => {
                     let _ = tokio::time::timeout(POLL, self.wakes[i].notified()).await;
                 }
@@ -330,9 +340,11 @@ impl Dispatcher {
             let policy = self.webhooks.retry;
             let finished = match &failure {
                 None => {
-                    log::event(
-                        "webhook_delivered",
-                        &format!("{name} {id} to {} (attempt {attempt})", subscription.id),
+                    tracing::info!(
+                        event = "webhook_delivered",
+                        attempt,
+                        "{name} {id} to {} (attempt {attempt})",
+                        subscription.id
                     );
                     true
                 }
@@ -341,12 +353,12 @@ impl Dispatcher {
                     if attempt > MIN_RETRIES
                         && now() - first >= policy.give_up_after_secs as f64 =>
                 {
-                    log::event(
-                        "webhook_error",
-                        &format!(
-                            "gave up on {name} {id} to {} after {attempt} attempts: {failure}",
-                            subscription.id
-                        ),
+                    tracing::error!(
+                        event = "webhook_error",
+                        attempt,
+                        failure = %failure,
+                        "gave up on {name} {id} to {} after {attempt} attempts: {failure}",
+                        subscription.id
                     );
                     true
                 }
@@ -359,14 +371,15 @@ impl Dispatcher {
                 return;
             }
             let delay = policy.delay(attempt, unit_random());
-            log::event(
-                "webhook_retry",
-                &format!(
-                    "{name} {id} to {}: attempt {attempt} failed ({}); next in {} ms",
-                    subscription.id,
-                    failure.unwrap_or_default(),
-                    delay.as_millis()
-                ),
+            let failure = failure.unwrap_or_default();
+            tracing::info!(
+                event = "webhook_retry",
+                attempt,
+                failure = %failure,
+                delay_ms = delay.as_millis() as u64,
+                "{name} {id} to {}: attempt {attempt} failed ({failure}); next in {} ms",
+                subscription.id,
+                delay.as_millis()
             );
             match self
                 .state
