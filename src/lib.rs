@@ -118,7 +118,7 @@ pub use live::{
     events, CatalogChanges, ChangeKind, Event, EventData, LiveEngine, Marks, ReloadError,
     ReloadReport,
 };
-pub use load::{LoadError, LoadErrorKind, RecordAt};
+pub use load::{LoadError, LoadErrorKind, LoadProgress, RecordAt};
 pub use naming::{field_kind, snake_case, FieldKind};
 pub use plan::{PlanError, PlanErrorKind};
 pub use schema::FieldInfo;

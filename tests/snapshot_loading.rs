@@ -290,3 +290,28 @@ fn a_refused_snapshot_leaves_nothing_half_loaded() {
     assert!(Engine::open(dir.path()).is_err());
     assert_eq!(good.catalog("onepiece").unwrap().cards().len(), 14);
 }
+
+#[test]
+fn a_load_reports_its_progress_file_by_file_then_indexing() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let engine =
+        cardex::Engine::open_with_progress(concat!(env!("CARGO_MANIFEST_DIR"), "/data"), |p| {
+            seen.lock().unwrap().push(p)
+        })
+        .unwrap();
+    let seen = seen.into_inner().unwrap();
+    let files = seen[0].files;
+    // One report per file, then one when indexing starts, with every count in it.
+    assert_eq!(seen.len(), files + 1);
+    let last = seen.last().unwrap();
+    assert!(last.indexing);
+    assert_eq!(last.files_read, files);
+    let cards: usize = engine.catalogs().map(|c| c.cards().len()).sum();
+    assert_eq!(last.cards_read, cards);
+    let mut read: Vec<usize> = seen[..files].iter().map(|p| p.files_read).collect();
+    read.sort();
+    assert_eq!(read, (1..=files).collect::<Vec<_>>());
+    assert!(seen[..files]
+        .iter()
+        .all(|p| !p.indexing && p.cards_read <= cards));
+}

@@ -17,7 +17,7 @@ use roaring::RoaringBitmap;
 use crate::error::{NotFound, ParameterError, Result};
 use crate::index::Postings;
 use crate::json::write::Include;
-use crate::load::{self, LoadError};
+use crate::load::{self, LoadError, LoadProgress};
 use crate::plan::Plan;
 use crate::query;
 use crate::schema::{FieldError, FieldErrorKind, Schema};
@@ -52,8 +52,22 @@ impl Engine {
     /// A [`LoadError`] naming the file, the record and, for JSON syntax errors, the line
     /// and column. Nothing is kept of a refused snapshot.
     pub fn open(path: impl AsRef<Path>) -> Result<Engine, LoadError> {
+        Engine::open_with_progress(path, |_| {})
+    }
+
+    /// [`Engine::open`], telling `progress` how far the load has come: after each file is
+    /// read (from the reading threads, so the counts may arrive out of order) and when
+    /// indexing starts. `cardex serve` logs it while it starts.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::open`].
+    pub fn open_with_progress(
+        path: impl AsRef<Path>,
+        progress: impl Fn(LoadProgress) + Sync,
+    ) -> Result<Engine, LoadError> {
         let path = path.as_ref();
-        let catalogs = load::load(path)?
+        let catalogs = load::load_with_progress(path, &progress)?
             .into_iter()
             .map(|c| (c.name.clone(), Catalog::new(c)))
             .collect();

@@ -91,8 +91,31 @@ struct FileJob {
     path: PathBuf,
 }
 
+/// How far a load has come, as [`crate::Engine::open_with_progress`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoadProgress {
+    /// The record files of the snapshot.
+    pub files: usize,
+    /// The files read so far.
+    pub files_read: usize,
+    /// The card records read so far.
+    pub cards_read: usize,
+    /// Every file is read; the catalogs' orders and indexes are being built.
+    pub indexing: bool,
+}
+
 /// Loads every catalog of the snapshot at `root`.
 pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
+    load_with_progress(root, &|_| {})
+}
+
+/// [`load`], telling `progress` after each file is read and once more when indexing
+/// starts (called from the reading threads, in any order).
+pub(crate) fn load_with_progress(
+    root: &Path,
+    progress: &(dyn Fn(LoadProgress) + Sync),
+) -> Result<Vec<LoadedCatalog>, LoadError> {
     let metadata = fs::metadata(root).map_err(|e| LoadError::io(root, e))?;
     if !metadata.is_dir() {
         return Err(LoadError::new(Some(root), LoadErrorKind::NotADirectory));
@@ -152,12 +175,32 @@ pub(crate) fn load(root: &Path) -> Result<Vec<LoadedCatalog>, LoadError> {
         }
     }
 
+    let files = jobs.len();
+    let files_read = std::sync::atomic::AtomicUsize::new(0);
+    let cards_read = std::sync::atomic::AtomicUsize::new(0);
     let texts: par::Pool<Vec<u8>> = par::Pool::default();
     let results = par::map(jobs, |job| {
         let mut text = texts.take();
         let records = read_file(&job.path, job.kind, &mut text);
         texts.give(text);
+        let cards = match (&records, job.kind) {
+            (Ok(output), RecordKind::Card) => output.records.len(),
+            _ => 0,
+        };
+        use std::sync::atomic::Ordering::Relaxed;
+        progress(LoadProgress {
+            files,
+            files_read: files_read.fetch_add(1, Relaxed) + 1,
+            cards_read: cards_read.fetch_add(cards, Relaxed) + cards,
+            indexing: false,
+        });
         (job, records)
+    });
+    progress(LoadProgress {
+        files,
+        files_read: files,
+        cards_read: cards_read.into_inner(),
+        indexing: true,
     });
 
     let mut parts: Vec<(Gathered, Gathered)> =

@@ -128,7 +128,8 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     };
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
-    let engine = Engine::open(&config.data).map_err(ServeError::Snapshot)?;
+    let engine = Engine::open_with_progress(&config.data, loading_progress())
+        .map_err(ServeError::Snapshot)?;
     // The files the configuration names are read before the state is opened, so that a
     // bad one stops the start before anything is written.
     let webhooks = match &config.webhooks {
@@ -312,6 +313,32 @@ async fn serve(
         ),
     );
     Ok(())
+}
+
+/// What the load reports while the server starts: a `loading` line with the files and
+/// cards read at most every half second, and one when indexing starts.
+fn loading_progress() -> impl Fn(crate::LoadProgress) + Sync {
+    let last = std::sync::Mutex::new(std::time::Instant::now());
+    move |p: crate::LoadProgress| {
+        if !p.indexing {
+            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.elapsed() < std::time::Duration::from_millis(500) {
+                return;
+            }
+            *last = std::time::Instant::now();
+        }
+        tracing::info!(
+            event = "loading",
+            files = p.files,
+            files_read = p.files_read,
+            cards_read = p.cards_read,
+            "{}/{} files read, {} cards{}",
+            p.files_read,
+            p.files,
+            p.cards_read,
+            if p.indexing { "; indexing" } else { "" }
+        );
+    }
 }
 
 /// The certificates of a private CA file (PEM, one or more), for `https://` receivers.
