@@ -1,4 +1,5 @@
-//! Throughput of the HTTP service: `cardex serve`'s router and accept loop with
+//! Throughput of the HTTP service, in two modes. SQLite: `cardex serve`'s router and
+//! accept loop in this process with
 //! accounts (2,000 teams, keys checked, rate limit, credits charged to the SQLite state in
 //! a scratch folder, checkpointed every 500 ms as the server does), driven on
 //! loopback by keep-alive connections sending `GET /pokemon/v1/cards?q=...&page_size=10`,
@@ -9,7 +10,12 @@
 //! ```sh
 //! cargo bench --bench http
 //! CARDEX_HTTP_REQUESTS=200000 CARDEX_HTTP_CONNECTIONS=64 cargo bench --bench http
+//! CARDEX_HTTP_POSTGRES=0 cargo bench --bench http     # the SQLite mode alone
 //! ```
+//!
+//! PostgreSQL (when it is installed): two `cardex serve` processes on one database that
+//! this bench starts (initdb, pg_ctl, fsync on), 200 teams, the load spread over both, each
+//! request admitted and charged in the database; see [`postgres_mode`].
 //!
 //! Not criterion: criterion times one call at a time, and a server's throughput is a
 //! property of many concurrent connections. The load generator is a minimal HTTP/1.1
@@ -66,10 +72,11 @@ async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> (u16, usize
     (status, length)
 }
 
-/// Sends `total` requests over `connections` keep-alive connections, each request taken
-/// in turn from `requests`; returns the wall time and every latency in microseconds.
+/// Sends `total` requests over `connections` keep-alive connections (spread over
+/// `addrs` in turn), each request taken in turn from `requests`; returns the wall time
+/// and every latency in microseconds.
 async fn drive(
-    addr: std::net::SocketAddr,
+    addrs: &[std::net::SocketAddr],
     requests: Arc<Vec<Vec<u8>>>,
     connections: usize,
     total: usize,
@@ -80,6 +87,7 @@ async fn drive(
     let mut tasks = Vec::new();
     for c in 0..connections {
         let requests = requests.clone();
+        let addr = addrs[c % addrs.len()];
         tasks.push(tokio::spawn(async move {
             let mut stream = TcpStream::connect(addr).await.expect("connect");
             stream.set_nodelay(true).expect("nodelay");
@@ -104,7 +112,9 @@ async fn drive(
     (started.elapsed(), all)
 }
 
-fn report(name: &str, took: Duration, mut latencies: Vec<u32>) -> f64 {
+/// Prints the rate and latency percentiles of a round; returns the rate and the p99 in
+/// microseconds.
+fn report(name: &str, took: Duration, mut latencies: Vec<u32>) -> (f64, u32) {
     latencies.sort_unstable();
     let at = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
     let rate = latencies.len() as f64 / took.as_secs_f64();
@@ -118,7 +128,7 @@ fn report(name: &str, took: Duration, mut latencies: Vec<u32>) -> f64 {
         latencies.len(),
         took.as_secs_f64()
     );
-    rate
+    (rate, at(0.99))
 }
 
 fn main() {
@@ -236,16 +246,16 @@ fn main() {
             "{total} requests per round over {connections} keep-alive connections, {TEAMS} teams, body {search_len} bytes; 2 rounds each, interleaved"
         );
         // Warm up both.
-        drive(search_addr, search_requests.clone(), connections, connections * 50, search_len).await;
-        drive(constant_addr, constant_requests.clone(), connections, connections * 50, search_len).await;
+        drive(&[search_addr], search_requests.clone(), connections, connections * 50, search_len).await;
+        drive(&[constant_addr], constant_requests.clone(), connections, connections * 50, search_len).await;
         let mut rates = [Vec::new(), Vec::new()];
         for _ in 0..2 {
-            let (took, lat) = drive(constant_addr, constant_requests.clone(), connections, total, search_len).await;
-            rates[0].push(report("constant", took, lat));
+            let (took, lat) = drive(&[constant_addr], constant_requests.clone(), connections, total, search_len).await;
+            rates[0].push(report("constant", took, lat).0);
             // A team may send 100 requests per second: pace rounds so no team is limited.
             tokio::time::sleep(Duration::from_millis(1100)).await;
-            let (took, lat) = drive(search_addr, search_requests.clone(), connections, total, search_len).await;
-            rates[1].push(report("search", took, lat));
+            let (took, lat) = drive(&[search_addr], search_requests.clone(), connections, total, search_len).await;
+            rates[1].push(report("search", took, lat).0);
             tokio::time::sleep(Duration::from_millis(1100)).await;
         }
         let best = |r: &Vec<f64>| r.iter().cloned().fold(0.0, f64::max);
@@ -255,4 +265,157 @@ fn main() {
         );
     });
     let _ = std::fs::remove_dir_all(&scratch);
+    postgres_mode(total, connections.max(2));
+}
+
+/// A scratch folder (also what the PostgreSQL helper makes its cluster in).
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cardex-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+// The tests' throw-away PostgreSQL server; the bench uses part of it.
+#[allow(dead_code)]
+#[path = "../tests/serving/postgres.rs"]
+mod postgres;
+
+/// The teams of the PostgreSQL mode.
+const PG_TEAMS: usize = 200;
+
+/// A `cardex serve` process, killed when dropped.
+struct Replica {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl Replica {
+    /// Starts `cardex serve` on the bundled snapshot and the state `url`, its JSON log in
+    /// `dir`; waits until it listens.
+    fn start(url: &str, dir: &std::path::Path, name: &str) -> Replica {
+        let log = dir.join(format!("{name}.log"));
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_cardex"))
+            .args([
+                "serve",
+                "--data",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/data"),
+            ])
+            .args([
+                "--state",
+                url,
+                "--addr",
+                "127.0.0.1:0",
+                "--log-format",
+                "json",
+            ])
+            .arg("--spool")
+            .arg(dir.join(format!("{name}.spool.db")))
+            .stderr(std::fs::File::create(&log).expect("a log file"))
+            .spawn()
+            .expect("cardex serve starts");
+        // Killed and waited for when dropped, should it not start.
+        let mut replica = Replica {
+            child,
+            addr: "127.0.0.1:0".parse().expect("an address"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(line) = text.lines().find(|l| l.contains(r#""event":"listening""#)) {
+                let v: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+                replica.addr = v["message"].as_str().expect("an address")["http://".len()..]
+                    .parse()
+                    .expect("an address");
+                return replica;
+            }
+            assert!(Instant::now() < deadline, "{name} did not start: {text}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Two `cardex serve` replicas on one PostgreSQL database (started here with initdb and
+/// pg_ctl, fsync on, on a Unix socket), 200 teams, the same search spread over both: every
+/// request admitted and charged by one statement in the database. Skipped when PostgreSQL
+/// is not installed.
+fn postgres_mode(total: usize, connections: usize) {
+    if std::env::var("CARDEX_HTTP_POSTGRES").as_deref() == Ok("0") {
+        return;
+    }
+    let Some(pg) = postgres::Cluster::start_with("http-bench", true) else {
+        println!("postgres   skipped: PostgreSQL (initdb, pg_ctl) is not installed");
+        return;
+    };
+    let url = pg.database("cardex");
+    let dir = scratch("http-bench-replicas");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let mut accounts = Accounts::default();
+        let plan = Plan {
+            total_credits: 1_000_000_000,
+            overage_credit_rate: 0.0,
+        };
+        let keys: Vec<(String, String)> = (0..PG_TEAMS)
+            .map(|i| {
+                let team = format!("team{i}");
+                let key = accounts.add_key(&team, plan, 0).expect("a key");
+                (team, key)
+            })
+            .collect();
+        let state = State::open(&StateUrl::parse(&url).expect("a URL"))
+            .await
+            .expect("the state");
+        state.import(&accounts).await.expect("the accounts");
+        drop(state);
+        let replicas = [Replica::start(&url, &dir, "a"), Replica::start(&url, &dir, "b")];
+        let addrs: Vec<std::net::SocketAddr> = replicas.iter().map(|r| r.addr).collect();
+        let requests: Arc<Vec<Vec<u8>>> = Arc::new(
+            keys.iter()
+                .map(|(team, key)| {
+                    format!(
+                        "GET {SEARCH} HTTP/1.1\r\nHost: bench\r\nX-Api-Key: {key}\r\nX-Team-ID: {team}\r\n\r\n"
+                    )
+                    .into_bytes()
+                })
+                .collect(),
+        );
+        let mut stream = TcpStream::connect(addrs[0]).await.expect("connect");
+        stream.write_all(&requests[0]).await.expect("write");
+        let mut buf = Vec::new();
+        let (status, search_len) = read_response(&mut stream, &mut buf).await;
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&buf));
+        drop(stream);
+        println!(
+            "postgres: 2 replicas (cardex serve processes, JSON logs to files), {PG_TEAMS} teams, {total} requests per round over {connections} connections"
+        );
+        drive(&addrs, requests.clone(), connections, connections * 50, search_len).await;
+        let mut best = (0.0f64, u32::MAX);
+        for _ in 0..2 {
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+            let (took, lat) = drive(&addrs, requests.clone(), connections, total, search_len).await;
+            let (rate, p99) = report("postgres", took, lat);
+            if rate > best.0 {
+                best = (rate, p99);
+            }
+        }
+        println!(
+            "postgres 2 replicas: {:.0} searches/s, p99 {:.1} ms (bars: at least 5,000/s, p99 under 20 ms: {})",
+            best.0,
+            f64::from(best.1) / 1000.0,
+            if best.0 >= 5000.0 && best.1 < 20_000 { "met" } else { "NOT met" }
+        );
+    });
+    drop(pg);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,9 +3,11 @@
 //! `serve` the HTTP service (feature `server`) and manage its `accounts`.
 //!
 //! Exit status: 0 on success; 2 for a bad request (query, parameter, unknown catalog,
-//! language, card or expansion) or a command line that cannot be carried out (an output
-//! that exists without `--force`), with the error on stderr (a query error with its
-//! caret); 1 when the snapshot cannot be loaded or an import fails.
+//! language, card or expansion), a command line that cannot be carried out (an output
+//! that exists without `--force`), or a `serve` or `accounts` configuration that cannot
+//! start (a state, snapshot, webhooks or CA file, an address), with the error on stderr (a
+//! query error with its caret); 1 when the snapshot cannot be loaded for a search, an
+//! import fails, or the server stops with an error.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -70,7 +72,7 @@ enum Command {
     /// Run the HTTP service until SIGINT or SIGTERM.
     #[cfg(feature = "server")]
     Serve(ServeArgs),
-    /// Manage the accounts file of `cardex serve`.
+    /// Manage the accounts of `cardex serve` in its state database: keys, imports, a list.
     #[cfg(feature = "server")]
     Accounts {
         #[command(subcommand)]

@@ -743,6 +743,13 @@ async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
     assert!(err.contains("imported 1 teams"), "{err}");
     let args = ["--state", state.as_str(), "--usage-refresh", "1"];
     let server = Server::start(&args);
+    // One server per SQLite state: a second is refused at start (exit 2), naming it.
+    let (code, _, err) = cardex(&["serve", "--state", &state, "--addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("another cardex serve is running on this state"),
+        "{err}"
+    );
     let c = client();
     let url = server.url("/pokemon/v1/cards?page_size=1");
     for _ in 0..3 {

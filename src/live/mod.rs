@@ -51,6 +51,8 @@ pub struct ReloadReport {
     pub cards: Vec<(String, usize)>,
     /// How long loading, comparing and swapping took (zero inside `before_swap`).
     pub took: Duration,
+    /// The marks of the new snapshot, which the engine keeps once it is swapped in.
+    pub marks: Marks,
 }
 
 impl ReloadReport {
@@ -188,6 +190,7 @@ impl LiveEngine {
             changes,
             cards,
             took: Duration::ZERO,
+            marks: new_marks,
         };
         before_swap(&report).map_err(ReloadError::Refused)?;
         let old = std::mem::replace(
@@ -197,7 +200,7 @@ impl LiveEngine {
         // Dropped outside the lock (freeing a large store takes a while), and only if no
         // request still holds it; otherwise the last one frees it.
         drop(old);
-        *marks = new_marks;
+        *marks = report.marks.clone();
         report.took = started.elapsed();
         Ok(report)
     }

@@ -28,6 +28,7 @@ use subtle::ConstantTimeEq;
 
 /// What a team pays for: the credits of its plan, and the price of each credit past them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Credits included in the plan.
     pub total_credits: u64,
@@ -37,6 +38,7 @@ pub struct Plan {
 
 /// One API key of a team, as stored: never the key itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StoredKey {
     /// Lower-case hex SHA-256 of the key.
     pub sha256: String,
@@ -47,6 +49,7 @@ pub struct StoredKey {
 
 /// A team: its id (the `X-Team-ID` header), plan and keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Team {
     /// The team's id: 1 to 64 ASCII letters, digits, `_` or `-`.
     pub id: String,
@@ -102,7 +105,7 @@ impl Endpoint {
 /// What each endpoint costs, in credits: 1 for every catalog endpoint and 0 for the usage
 /// endpoint unless the accounts file says otherwise (the service spec leaves the costs open).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct CreditCosts {
     /// `/{catalog}/v1[/{lang}]/cards`
     pub cards: u64,
@@ -490,6 +493,8 @@ mod tests {
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": -1}}]}", "overage"),
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}, \"keys\": [{\"sha256\": \"xyz\"}]}]}", "sha256"),
             ("{\"team\": []}", "unknown field"),
+            ("{\"credit_costs\": {\"card\": 1, \"crads\": 2}}", "unknown field `crads`"),
+            ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0, \"credits\": 5}}]}", "unknown field `credits`"),
             ("[", "EOF"),
         ] {
             std::fs::write(&path, text).unwrap();

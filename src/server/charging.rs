@@ -1,6 +1,7 @@
 //! Admission and charging against the state. With SQLite (one server) the rate limit is
 //! this process's sliding-window log ([`RateLimiter`]), checked before the handler, and a
-//! successful answer's credits are one committed SQLite statement before it leaves. With
+//! successful answer's credits are committed to SQLite before it leaves, in a group
+//! commit with the concurrent requests' ([`ChargeWriter`]). With
 //! PostgreSQL (replicas) the handler answers first and one statement then both admits
 //! the request under the team's limit, shared by every replica and timed by the
 //! database's clock, and charges it: a refused request's answer is replaced by a 429 and
@@ -14,7 +15,10 @@ use std::time::Duration;
 
 use super::limit::{RateLimiter, Refused};
 use super::log;
-use super::state::{Spool, State, StateError};
+use super::state::{ChargeWriter, Spool, State, StateError};
+
+/// How long an admission may wait for PostgreSQL before the replica treats it as down.
+const ADMIT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The spooled charges replayed in one statement.
 const REPLAY_BATCH: usize = 5_000;
@@ -29,6 +33,8 @@ pub(crate) struct Charging {
     window: Duration,
     /// With PostgreSQL: the spool and whether the database is down.
     shared: Option<Shared>,
+    /// With SQLite: the group-committing writer of charges.
+    writer: Option<ChargeWriter>,
 }
 
 #[derive(Debug)]
@@ -56,13 +62,17 @@ pub(crate) enum NotCharged {
 impl Charging {
     /// Admission and charging for `teams` teams into `state`; with PostgreSQL, `spool`
     /// is where charges go while the database is down.
+    ///
+    /// # Errors
+    ///
+    /// With SQLite, the charge writer's connection could not be opened.
     pub(crate) fn new(
         state: Arc<State>,
         teams: usize,
         limit: u32,
         window: Duration,
         spool: Option<Spool>,
-    ) -> Charging {
+    ) -> Result<Charging, StateError> {
         let shared = match &*state {
             State::Postgres(_) => spool.map(|spool| Shared {
                 spool,
@@ -70,13 +80,18 @@ impl Charging {
             }),
             _ => None,
         };
-        Charging {
+        let writer = match &*state {
+            State::Sqlite(sqlite) => Some(ChargeWriter::start(sqlite)?),
+            _ => None,
+        };
+        Ok(Charging {
             state,
             local: RateLimiter::new(teams, limit as usize, window),
             limit,
             window,
             shared,
-        }
+            writer,
+        })
     }
 
     /// The state.
@@ -119,23 +134,26 @@ impl Charging {
                 if credits == 0 {
                     return Ok(());
                 }
-                state.charge(id, credits).map_err(NotCharged::Unavailable)
+                match &self.writer {
+                    Some(writer) => writer.charge(id, credits).await,
+                    None => state.charge(id, credits),
+                }
+                .map_err(NotCharged::Unavailable)
             }
             (State::Postgres(pg), Some(shared)) => {
                 if !checked.locally {
-                    match pg.admit(id, credits, self.limit, self.window).await {
+                    match self.admit(pg, id, credits).await {
                         Ok(None) => return Ok(()),
                         Ok(Some(wait)) => {
                             return Err(NotCharged::Refused(Refused { retry_after: wait }))
                         }
                         Err(e) => {
                             if !shared.down.swap(true, Ordering::AcqRel) {
-                                log::event(
-                                    "state_down",
-                                    &format!(
-                                        "{e}; answering under this replica's own rate limit and spooling charges to {}",
-                                        shared.spool.path().display()
-                                    ),
+                                tracing::warn!(
+                                    event = "state_down",
+                                    spool = %shared.spool.path().display(),
+                                    "{e}; answering under this replica's own rate limit and spooling charges to {}",
+                                    shared.spool.path().display()
                                 );
                             }
                             self.local.check(team).map_err(NotCharged::Refused)?;
@@ -150,13 +168,34 @@ impl Charging {
                     .add(id, credits)
                     .map_err(NotCharged::Unavailable)
             }
-            (State::Postgres(pg), None) => {
-                match pg.admit(id, credits, self.limit, self.window).await {
-                    Ok(None) => Ok(()),
-                    Ok(Some(wait)) => Err(NotCharged::Refused(Refused { retry_after: wait })),
-                    Err(e) => Err(NotCharged::Unavailable(e)),
-                }
-            }
+            (State::Postgres(pg), None) => match self.admit(pg, id, credits).await {
+                Ok(None) => Ok(()),
+                Ok(Some(wait)) => Err(NotCharged::Refused(Refused { retry_after: wait })),
+                Err(e) => Err(NotCharged::Unavailable(e)),
+            },
+        }
+    }
+
+    /// One admission in PostgreSQL, given [`ADMIT_TIMEOUT`]: a database that stops
+    /// answering without closing its connections counts as down.
+    async fn admit(
+        &self,
+        pg: &super::state::PgState,
+        id: &str,
+        credits: u64,
+    ) -> Result<Option<Duration>, StateError> {
+        match tokio::time::timeout(
+            ADMIT_TIMEOUT,
+            pg.admit(id, credits, self.limit, self.window),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(StateError::Database {
+                state: pg.shown().to_string(),
+                doing: "admit a request",
+                source: format!("no answer in {} ms", ADMIT_TIMEOUT.as_millis()).into(),
+            }),
         }
     }
 

@@ -15,7 +15,8 @@
 //! 4. the metering layer charges a successful (2xx) answer to the team's credits in the
 //!    [`state`] before it leaves; errors cost nothing (with PostgreSQL state, the shared
 //!    rate limit is decided in the same statement);
-//! 5. one structured log line (logfmt) per request; keys never appear in logs.
+//! 5. one `tracing` event per request, in a span per request; keys never
+//!    appear in logs.
 //!
 //! [`run`] starts it all from a [`ServeConfig`]: the snapshot, the [`state`] (SQLite or
 //! PostgreSQL: accounts, credits, usage figures, the webhook outbox), the webhooks
@@ -33,6 +34,7 @@ mod handlers;
 pub mod limit;
 mod log;
 mod metering;
+mod random;
 mod reload;
 mod router;
 mod run;

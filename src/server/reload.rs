@@ -117,9 +117,13 @@ pub(super) async fn watch(
     loop {
         tokio::select! {
             _ = hung_up(&mut hangup) => {
-                loaded = stamp_of(root.clone()).await;
+                let now = stamp_of(root.clone()).await;
                 seen = None;
-                reload(&service, dispatcher.as_ref(), "SIGHUP").await;
+                // As for a folder change: events the outbox refused are tried again at
+                // the next checks.
+                if reload(&service, dispatcher.as_ref(), "SIGHUP").await != Outcome::Refused {
+                    loaded = now;
+                }
             }
             _ = tick.tick(), if interval.is_some() => {
                 let now = stamp_of(root.clone()).await;
@@ -129,10 +133,15 @@ pub(super) async fn watch(
                 } else if seen.as_ref() == Some(&now) || unsettled >= MAX_UNSETTLED_CHECKS {
                     // Changed, and unchanged since the last check (the writer is done), or
                     // changing at every check for too long.
-                    loaded = now;
                     seen = None;
                     unsettled = 0;
-                    reload(&service, dispatcher.as_ref(), "the snapshot folder changed").await;
+                    let outcome =
+                        reload(&service, dispatcher.as_ref(), "the snapshot folder changed").await;
+                    // Events the outbox refused (the state is unreachable): the change is
+                    // tried again at the next checks, until the outbox takes them.
+                    if outcome != Outcome::Refused {
+                        loaded = now;
+                    }
                 } else {
                     seen = Some(now);
                     unsettled += 1;
@@ -142,10 +151,26 @@ pub(super) async fn watch(
     }
 }
 
+/// How a reload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The new snapshot serves.
+    Done,
+    /// The snapshot could not be loaded: the previous one serves.
+    Failed,
+    /// The outbox refused the events: the previous snapshot serves, and the same change
+    /// is to be tried again.
+    Refused,
+}
+
 /// One reload, off the workers: load and compare; with webhooks, the events go into the
-/// outbox (synced) before the new snapshot is swapped in, then the marks are saved. If the
-/// outbox refuses them, nothing is swapped: the next reload finds the same changes.
-async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, why: &str) {
+/// outbox with the new marks, in one transaction, before the new snapshot is swapped in.
+/// If the outbox refuses them, nothing is swapped: the next reload finds the same changes.
+async fn reload(
+    service: &Arc<Service>,
+    dispatcher: Option<&Arc<Dispatcher>>,
+    why: &str,
+) -> Outcome {
     let path = service.engine().path().display().to_string();
     log::event("reload", &format!("{why}: loading {path}"));
     let (s, d) = (service.clone(), dispatcher.cloned());
@@ -155,18 +180,13 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, wh
         let report = s.engine().reload_with(|report| {
             events = report.events(new_event_id);
             match &d {
-                Some(d) if !events.is_empty() => runtime
-                    .block_on(d.publish(&mut events, &report.changes))
+                Some(d) => runtime
+                    .block_on(d.publish(&mut events, &report.changes, &report.marks))
                     .map(Some),
-                _ => Ok(None),
+                None => Ok(None),
             }
             .map(|enqueued| log_events(&events, enqueued))
         })?;
-        if let Some(d) = &d {
-            if let Err(e) = runtime.block_on(d.save_marks(&s.engine().marks())) {
-                log::event("webhook_error", &format!("cannot save the marks: {e}"));
-            }
-        }
         Ok::<_, ReloadError<StateError>>((report, events.len()))
     })
     .await;
@@ -187,21 +207,31 @@ async fn reload(service: &Arc<Service>, dispatcher: Option<&Arc<Dispatcher>>, wh
                 cards.join(", "),
                 report.took.as_millis(),
             );
+            Outcome::Done
         }
-        Ok(Err(ReloadError::Load(e))) => log::event(
-            "reload_error",
-            &format!("{e}; still serving the previous snapshot"),
-        ),
-        Ok(Err(ReloadError::Refused(e))) => log::event(
-            "reload_error",
-            &format!(
-                "the webhook outbox refused the events ({e}); still serving the previous snapshot"
-            ),
-        ),
-        Err(e) => log::event(
-            "reload_error",
-            &format!("the reload failed ({e}); still serving the previous snapshot"),
-        ),
+        Ok(Err(ReloadError::Load(e))) => {
+            log::event(
+                "reload_error",
+                &format!("{e}; still serving the previous snapshot"),
+            );
+            Outcome::Failed
+        }
+        Ok(Err(ReloadError::Refused(e))) => {
+            log::event(
+                "reload_error",
+                &format!(
+                    "the webhook outbox refused the events ({e}); still serving the previous snapshot, and trying again"
+                ),
+            );
+            Outcome::Refused
+        }
+        Err(e) => {
+            log::event(
+                "reload_error",
+                &format!("the reload failed ({e}); still serving the previous snapshot"),
+            );
+            Outcome::Failed
+        }
     }
 }
 
@@ -212,41 +242,44 @@ fn log_events(events: &[Event], enqueued: Option<usize>) {
         tracing::info!(
             event = "webhook_event",
             event_id = %event.id,
-            name = %event.name,
+            event_name = %event.name,
             expansion_ids = %expansions,
             "{} {} {expansions}",
             event.id,
             event.name,
         );
     }
-    if let Some(n) = enqueued {
+    if let (Some(n), false) = (enqueued, events.is_empty()) {
         tracing::info!(event = "webhook_enqueued", deliveries = n, "{n} deliveries");
     }
 }
 
-/// At start, with webhooks: the changes between the marks saved by the last run and the
-/// snapshot just loaded (made while the server was down) become events, then the marks
-/// are saved. Without saved marks (a first start) there is nothing to compare with.
+/// At start, with webhooks: the changes between the saved marks and the snapshot just
+/// loaded (made while the server was down) become events, published with the new marks.
+/// Without saved marks (a first start) there is nothing to compare with.
 ///
 /// # Errors
 ///
 /// The state's.
 pub(super) async fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Result<(), StateError> {
     let current = service.engine().marks();
-    if let Some(saved) = dispatcher.saved_marks().await? {
-        let changes = saved.changes(&current);
-        let mut events = crate::live::events(&changes, new_event_id);
-        if !events.is_empty() {
-            log::event(
-                "reloaded",
-                &format!(
-                    "the snapshot changed while the server was down; {} events",
-                    events.len()
-                ),
-            );
-            let enqueued = dispatcher.publish(&mut events, &changes).await?;
-            log_events(&events, Some(enqueued));
-        }
+    let changes = match dispatcher.saved_marks().await? {
+        Some(saved) => saved.changes(&current),
+        None => Vec::new(),
+    };
+    let mut events = crate::live::events(&changes, new_event_id);
+    if !events.is_empty() {
+        log::event(
+            "reloaded",
+            &format!(
+                "the snapshot changed while the server was down; {} events",
+                events.len()
+            ),
+        );
     }
-    dispatcher.save_marks(&current).await
+    let enqueued = dispatcher.publish(&mut events, &changes, &current).await?;
+    if !events.is_empty() {
+        log_events(&events, Some(enqueued));
+    }
+    Ok(())
 }

@@ -165,6 +165,11 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
                 .map_err(ServeError::State)?,
         ))
     };
+    // Held until the server stops: one server per SQLite state.
+    let _server_lock = match state.as_deref() {
+        Some(State::Sqlite(sqlite)) => Some(sqlite.lock_for_server().map_err(ServeError::State)?),
+        _ => None,
+    };
     let (cards, catalogs) = (
         engine.catalogs().map(|c| c.cards().len()).sum::<usize>(),
         engine.catalogs().count(),
@@ -193,7 +198,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         if service.teams() == 0 {
             log::event(
                 "accounts",
-                &format!("no teams in {url}: every request is answered 401 until `cardex accounts add-key --state {url} --team TEAM`"),
+                &format!("no teams in {url}: every request is answered 401; add a key with `cardex accounts add-key --state {url} --team TEAM`, then restart"),
             );
         }
         service
@@ -242,6 +247,16 @@ async fn serve(
             let _ = stopping.wait_for(|stop| *stop).await;
         }
     };
+    let listener = tokio::net::TcpListener::bind(config.addr.as_str())
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: config.addr.clone(),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| ServeError::Listen {
+        addr: config.addr.clone(),
+        source,
+    })?;
     let dispatcher = match webhooks {
         Some((webhooks, roots)) => {
             let state = state.expect("a server with webhooks has a state");
@@ -262,32 +277,24 @@ async fn serve(
         hangup,
         stamp,
     ));
-    let listener = tokio::net::TcpListener::bind(config.addr.as_str())
-        .await
-        .map_err(|source| ServeError::Listen {
-            addr: config.addr.clone(),
-            source,
-        })?;
-    let local = listener.local_addr().map_err(|source| ServeError::Listen {
-        addr: config.addr.clone(),
-        source,
-    })?;
     log::event("listening", &format!("http://{local}"));
     // The usage board is taken at start unless it is younger than the interval (another
-    // replica, or the last run, took it), then whenever it is half an interval old.
+    // replica, or the last run, took it), then once it is older than the interval, looked
+    // at every quarter interval: figures are 1 to 1.25 intervals apart (20 to 25 minutes
+    // by default, as the service refreshes them every 20 to 30).
     service.refresh_usage(config.usage_refresh).await;
     let background = {
         let service = service.clone();
         tokio::spawn(async move {
             let mut sync = tokio::time::interval(config.sync_interval);
-            let mut refresh = tokio::time::interval(config.usage_refresh / 2);
+            let mut refresh = tokio::time::interval(config.usage_refresh / 4);
             refresh.tick().await;
             loop {
                 tokio::select! {
                     _ = sync.tick() => {
                         service.tick().await;
                     }
-                    _ = refresh.tick() => service.refresh_usage(config.usage_refresh / 2).await,
+                    _ = refresh.tick() => service.refresh_usage(config.usage_refresh).await,
                 }
             }
         })

@@ -85,7 +85,7 @@ impl Service {
             (State::Postgres(_), Some(path)) => Some(super::state::Spool::open(path)?),
             _ => None,
         };
-        let charging = Charging::new(state, accounts.teams.len(), limit, window, spool);
+        let charging = Charging::new(state, accounts.teams.len(), limit, window, spool)?;
         Ok(Service::metered(engine, accounts, charging))
     }
 

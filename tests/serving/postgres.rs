@@ -51,12 +51,20 @@ pub struct Cluster {
     dir: PathBuf,
     bin: PathBuf,
     as_postgres: bool,
+    /// Whether commits are synced to disk (`fsync`); the tests turn it off, since
+    /// nothing in them survives a machine crash anyway.
+    durable: bool,
 }
 
 impl Cluster {
     /// Makes and starts a cluster in a new scratch folder; `None` (said on stderr) when
     /// PostgreSQL is not installed, outside CI.
     pub fn start(name: &str) -> Option<Cluster> {
+        Cluster::start_with(name, false)
+    }
+
+    /// [`Cluster::start`], with `fsync` on when `durable` (as a production server runs).
+    pub fn start_with(name: &str, durable: bool) -> Option<Cluster> {
         let Some(bin) = bin_dir() else {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
@@ -71,6 +79,7 @@ impl Cluster {
             dir,
             bin,
             as_postgres,
+            durable,
         };
         if as_postgres {
             let status = Command::new("chown")
@@ -129,8 +138,9 @@ impl Cluster {
     /// connections.
     pub fn start_again(&self) {
         let options = format!(
-            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=200",
-            self.dir.display()
+            "-k {} -c listen_addresses='' -c fsync={} -c max_connections=200",
+            self.dir.display(),
+            if self.durable { "on" } else { "off" }
         );
         let out = self.run(
             "pg_ctl",

@@ -16,6 +16,7 @@ use std::str::FromStr;
 
 pub use postgres::{PgState, PG_SCHEMA_VERSION};
 pub(crate) use spool::Spool;
+pub(crate) use sqlite::ChargeWriter;
 pub use sqlite::{SqliteState, SCHEMA_VERSION};
 
 use crate::server::accounts::{self, Accounts, CreditCosts, Plan};
@@ -122,6 +123,11 @@ pub enum StateError {
         /// What the database (or its driver) said.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Another server runs on this SQLite state.
+    InUse {
+        /// The state, as configured.
+        state: String,
+    },
     /// The SQLite file can only be read.
     ReadOnly {
         /// The state, as configured.
@@ -165,6 +171,10 @@ impl fmt::Display for StateError {
             } => write!(
                 f,
                 "{state}: the schema is version {found}, written by a newer cardex; this one knows versions up to {known}: run the newer cardex, or restore a backup"
+            ),
+            StateError::InUse { state } => write!(
+                f,
+                "{state}: another cardex serve is running on this state; one server runs on an SQLite state (replicas share a PostgreSQL one)"
             ),
             StateError::ReadOnly { state } => write!(
                 f,
@@ -229,7 +239,7 @@ fn new_key() -> Result<String, StateError> {
 
 /// A new salt for event ids: 32 hex digits of OS randomness.
 fn new_salt() -> String {
-    crate::server::webhooks::new_event_id()["evt_".len()..].to_string()
+    crate::server::random::hex16()
 }
 
 /// An event stored in the outbox.
@@ -262,6 +272,15 @@ pub struct SavedMarks {
     pub generation: u64,
     /// The marks, as [`crate::Marks::to_json`] wrote them.
     pub marks: String,
+}
+
+/// Marks to save with a publication: as JSON, and a fingerprint of that JSON.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MarksToSave<'a> {
+    /// [`crate::Marks::to_json`].
+    pub json: &'a str,
+    /// A SHA-256 of `json`, as hex.
+    pub fingerprint: &'a str,
 }
 
 /// The opened state database.
@@ -379,20 +398,21 @@ impl State {
         }
     }
 
-    pub(crate) async fn save_marks(&self, saved: &SavedMarks) -> Result<(), StateError> {
-        match self {
-            State::Sqlite(s) => s.save_marks(saved),
-            State::Postgres(s) => s.save_marks(saved).await,
-        }
-    }
-
-    pub(crate) async fn enqueue(
+    /// Publishes the change of a reload (or of a start) to the marks `next`, in one
+    /// transaction: its generation is the saved marks' generation when they are `next`
+    /// already (another replica published this very change: the same events, which the
+    /// outbox holds once), else one more, and then `next` is saved; `build` makes the
+    /// events, with the subscriptions each goes to, for that generation; each event not
+    /// already in the outbox is written with its deliveries. Returns the deliveries
+    /// written and the generation.
+    pub(crate) async fn publish(
         &self,
-        events: &[(Event, Vec<String>)],
-    ) -> Result<usize, StateError> {
+        next: &MarksToSave<'_>,
+        build: impl FnOnce(u64) -> Vec<(Event, Vec<String>)>,
+    ) -> Result<(usize, u64), StateError> {
         match self {
-            State::Sqlite(s) => s.enqueue(events, now_f64()),
-            State::Postgres(s) => s.enqueue(events).await,
+            State::Sqlite(s) => s.publish(next, build, now_f64()),
+            State::Postgres(s) => s.publish(next, build).await,
         }
     }
 

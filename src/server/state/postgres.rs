@@ -17,7 +17,7 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
-use super::{Claimed, SavedMarks, StateError};
+use super::{Claimed, MarksToSave, SavedMarks, StateError};
 use crate::server::accounts::{
     hash_key, valid_team_id, Accounts, CreditCosts, Endpoint, Plan, StoredKey, Team,
 };
@@ -185,6 +185,11 @@ impl PgState {
         };
         state.migrate().await?;
         Ok(state)
+    }
+
+    /// The state as configured, without its password.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
     }
 
     fn fail(
@@ -524,10 +529,16 @@ impl PgState {
         }))
     }
 
-    /// Saves marks, unless marks of a later generation are saved (by another replica).
-    pub(crate) async fn save_marks(&self, saved: &SavedMarks) -> Result<(), StateError> {
-        let mut db = self.client("save the marks").await?;
-        let fail = |e: tokio_postgres::Error| self.fail("save the marks")(e.into());
+    /// Publishes a reload's change (see [`super::State::publish`]) in one transaction,
+    /// under a lock on the saved marks' generation: replicas publishing at once take
+    /// turns, and the second finds the first's marks.
+    pub(crate) async fn publish(
+        &self,
+        next: &MarksToSave<'_>,
+        build: impl FnOnce(u64) -> Vec<(Event, Vec<String>)>,
+    ) -> Result<(usize, u64), StateError> {
+        let mut db = self.client("write events to the outbox").await?;
+        let fail = |e: tokio_postgres::Error| self.fail("write events to the outbox")(e.into());
         let tx = db.transaction().await.map_err(fail)?;
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('marks_generation', '0')
@@ -544,36 +555,37 @@ impl PgState {
             .await
             .map_err(fail)?
             .get(0);
-        if stored.parse::<u64>().is_ok_and(|g| g > saved.generation) {
-            return Ok(());
-        }
-        for (key, value) in [
-            ("marks", saved.marks.clone()),
-            ("marks_generation", saved.generation.to_string()),
-        ] {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES ($1, $2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[&key, &value],
+        let stored: u64 = stored.parse().unwrap_or(0);
+        let fingerprint: Option<String> = tx
+            .query_opt(
+                "SELECT value FROM meta WHERE key = 'marks_fingerprint'",
+                &[],
             )
             .await
-            .map_err(fail)?;
+            .map_err(fail)?
+            .map(|row| row.get(0));
+        let generation = if fingerprint.as_deref() == Some(next.fingerprint) {
+            stored
+        } else {
+            stored + 1
+        };
+        if generation != stored {
+            for (key, value) in [
+                ("marks", next.json),
+                ("marks_fingerprint", next.fingerprint),
+                ("marks_generation", &generation.to_string()),
+            ] {
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES ($1, $2)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    &[&key, &value],
+                )
+                .await
+                .map_err(fail)?;
+            }
         }
-        tx.commit().await.map_err(fail)
-    }
-
-    /// Writes each event not already in the outbox (its id is the primary key: when two
-    /// replicas publish the same change, one writes it), with a delivery to each of its
-    /// subscriptions, in one transaction; returns the deliveries written.
-    pub(crate) async fn enqueue(
-        &self,
-        events: &[(Event, Vec<String>)],
-    ) -> Result<usize, StateError> {
-        let mut db = self.client("write events to the outbox").await?;
-        let fail = |e: tokio_postgres::Error| self.fail("write events to the outbox")(e.into());
-        let tx = db.transaction().await.map_err(fail)?;
         let mut written = 0;
-        for (event, subscriptions) in events {
+        for (event, subscriptions) in build(generation) {
             let new = tx
                 .execute(
                     "INSERT INTO events (id, body, created) VALUES ($1, $2, cardex_now())
@@ -585,7 +597,7 @@ impl PgState {
             if new == 0 {
                 continue;
             }
-            for subscription in subscriptions {
+            for subscription in &subscriptions {
                 written += tx
                     .execute(
                         "INSERT INTO deliveries (event_id, subscription) VALUES ($1, $2)
@@ -597,7 +609,7 @@ impl PgState {
             }
         }
         tx.commit().await.map_err(fail)?;
-        Ok(written)
+        Ok((written, generation))
     }
 
     /// Takes the lease of the first pending delivery of `subscription` for `lease`

@@ -1,15 +1,16 @@
 //! The state in SQLite: one database file, in WAL mode (readers never wait for the
 //! writer), its schema versioned in `PRAGMA user_version` and migrated forward when it
-//! opens. A charge is one committed statement before the answer leaves: a killed process
-//! loses none (the WAL write is in the kernel), and [`Ledger::sync`] checkpoints the WAL
-//! for a machine crash.
+//! opens. A request's charge is committed before its answer leaves (grouped with the
+//! charges of concurrent requests, [`ChargeWriter`]): a killed process loses none (the
+//! WAL write is in the kernel), and [`SqliteState::checkpoint`] syncs the WAL for a
+//! machine crash.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::{Claimed, SavedMarks, StateError};
+use super::{Claimed, MarksToSave, SavedMarks, StateError};
 use crate::server::accounts::{
     hash_key, valid_team_id, Accounts, CreditCosts, Endpoint, Plan, StoredKey, Team,
 };
@@ -95,6 +96,39 @@ impl SqliteState {
         };
         state.migrate()?;
         Ok(state)
+    }
+
+    /// Takes the server's lock on this state: an OS lock on `<file>.lock`, held while the
+    /// returned file is open. One server runs on an SQLite state (its rate limit and
+    /// delivery leases are its own); `cardex accounts` commands need no lock.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::InUse`] when another server holds it, or the file system's.
+    pub fn lock_for_server(&self) -> Result<std::fs::File, StateError> {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".lock");
+        let path = PathBuf::from(name);
+        let state = format!("sqlite:{}", self.path.display());
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| StateError::Database {
+                state: state.clone(),
+                doing: "open the lock file",
+                source: e.into(),
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StateError::InUse { state }),
+            Err(std::fs::TryLockError::Error(e)) => Err(StateError::Database {
+                state,
+                doing: "lock the state",
+                source: e.into(),
+            }),
+        }
     }
 
     /// The database file.
@@ -339,15 +373,16 @@ impl SqliteState {
             .map_err(self.fail("read the credits used"))
     }
 
-    /// Checkpoints the write-ahead log with a full sync: committed charges are durable
-    /// against a machine crash too (a killed process loses none in any case).
+    /// Checkpoints the write-ahead log, syncing it first: committed charges are durable
+    /// against a machine crash too (a killed process loses none in any case). Passive: it
+    /// never makes a charge wait; what a busy moment leaves is taken by the next one.
     ///
     /// # Errors
     ///
     /// The database's.
     pub fn checkpoint(&self) -> Result<(), StateError> {
         self.connection()
-            .query_row("PRAGMA wal_checkpoint(FULL)", [], |_| Ok(()))
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
             .map_err(self.fail("checkpoint the database"))
     }
 }
@@ -385,47 +420,44 @@ impl SqliteState {
         }))
     }
 
-    /// Saves marks, unless marks of a later generation are saved.
-    pub(crate) fn save_marks(&self, saved: &SavedMarks) -> Result<(), StateError> {
-        let mut db = self.connection();
-        let fail = self.fail("save the marks");
-        let tx = db
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&fail)?;
-        let stored: Option<u64> = Self::meta(&tx, "marks_generation")
-            .map_err(&fail)?
-            .and_then(|g| g.parse().ok());
-        if stored.is_some_and(|g| g > saved.generation) {
-            return Ok(());
-        }
-        for (key, value) in [
-            ("marks", saved.marks.clone()),
-            ("marks_generation", saved.generation.to_string()),
-        ] {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                [key, &value],
-            )
-            .map_err(&fail)?;
-        }
-        tx.commit().map_err(&fail)
-    }
-
-    /// Writes each event not already in the outbox, with a delivery to each of its
-    /// subscriptions, in one transaction; returns the deliveries written.
-    pub(crate) fn enqueue(
+    /// Publishes a reload's change (see [`super::State::publish`]) in one transaction.
+    pub(crate) fn publish(
         &self,
-        events: &[(Event, Vec<String>)],
+        next: &MarksToSave<'_>,
+        build: impl FnOnce(u64) -> Vec<(Event, Vec<String>)>,
         now: f64,
-    ) -> Result<usize, StateError> {
+    ) -> Result<(usize, u64), StateError> {
         let mut db = self.connection();
         let fail = self.fail("write events to the outbox");
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&fail)?;
+        let stored: u64 = Self::meta(&tx, "marks_generation")
+            .map_err(&fail)?
+            .and_then(|g| g.parse().ok())
+            .unwrap_or(0);
+        let fingerprint = Self::meta(&tx, "marks_fingerprint").map_err(&fail)?;
+        let generation = if fingerprint.as_deref() == Some(next.fingerprint) {
+            stored
+        } else {
+            stored + 1
+        };
+        if generation != stored {
+            for (key, value) in [
+                ("marks", next.json),
+                ("marks_fingerprint", next.fingerprint),
+                ("marks_generation", &generation.to_string()),
+            ] {
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [key, value],
+                )
+                .map_err(&fail)?;
+            }
+        }
         let mut written = 0;
-        for (event, subscriptions) in events {
+        for (event, subscriptions) in build(generation) {
             let new = tx
                 .execute(
                     "INSERT INTO events (id, body, created) VALUES (?1, ?2, ?3)
@@ -436,7 +468,7 @@ impl SqliteState {
             if new == 0 {
                 continue;
             }
-            for subscription in subscriptions {
+            for subscription in &subscriptions {
                 written += tx
                     .execute(
                         "INSERT INTO deliveries (event_id, subscription) VALUES (?1, ?2)
@@ -447,7 +479,7 @@ impl SqliteState {
             }
         }
         tx.commit().map_err(&fail)?;
-        Ok(written)
+        Ok((written, generation))
     }
 
     /// Frees every lease: one server runs on an SQLite state, so at its start the
@@ -635,6 +667,142 @@ impl SqliteState {
     }
 }
 
+/// Group commit of charges, leader and followers: a request queues its charge; if no
+/// commit is running it becomes the leader and commits every charge queued so far in one
+/// transaction, added up per team; otherwise it waits for the running commit to end, and
+/// finds its charge committed by the next one. Under load one commit carries the charges
+/// of every request that arrived while the last one ran; alone, a charge commits at once.
+/// Each request's answer leaves only after its charge is committed, so a killed process
+/// loses none of them. The commit runs on the leader's own worker thread: no thread hop,
+/// and every follower of a group is woken at once when it is committed.
+#[derive(Debug)]
+pub(crate) struct ChargeWriter {
+    shown: String,
+    queue: Mutex<Queued>,
+    /// The writer's connection; whoever holds it is the leader.
+    db: tokio::sync::Mutex<Connection>,
+    /// The last group committed (or failed).
+    committed: tokio::sync::watch::Sender<u64>,
+    /// The groups whose commit failed, with why (the last few), and the newest group
+    /// forgotten from that list.
+    failed: Mutex<(std::collections::VecDeque<(u64, String)>, u64)>,
+}
+
+/// The charges waiting, and the number of the group they will be committed in.
+#[derive(Debug, Default)]
+struct Queued {
+    group: u64,
+    charges: Vec<(String, u64)>,
+}
+
+impl ChargeWriter {
+    /// A writer on its own connection to `state`'s database.
+    pub(crate) fn start(state: &SqliteState) -> Result<ChargeWriter, StateError> {
+        let db = Connection::open(&state.path).map_err(state.fail("open the database"))?;
+        db.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(state.fail("set the busy timeout"))?;
+        db.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(state.fail("set the synchronous mode"))?;
+        // The server checkpoints on its interval from the other connection
+        // ([`SqliteState::checkpoint`]); a commit here never stops to checkpoint.
+        db.pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(state.fail("turn off automatic checkpoints"))?;
+        Ok(ChargeWriter {
+            shown: format!("sqlite:{}", state.path.display()),
+            queue: Mutex::new(Queued {
+                group: 1,
+                charges: Vec::new(),
+            }),
+            db: tokio::sync::Mutex::new(db),
+            committed: tokio::sync::watch::Sender::new(0),
+            failed: Mutex::new((std::collections::VecDeque::new(), 0)),
+        })
+    }
+
+    /// Charges `credits` to `team`; returns once the charge is committed.
+    pub(crate) async fn charge(&self, team: &str, credits: u64) -> Result<(), StateError> {
+        let group = {
+            let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            queue.charges.push((team.to_string(), credits));
+            queue.group
+        };
+        let mut committed = self.committed.subscribe();
+        loop {
+            if *committed.borrow_and_update() >= group {
+                return self.result(group);
+            }
+            if let Ok(mut db) = self.db.try_lock() {
+                // The leader lets the tasks ready on its worker run first: those that
+                // reach their charge meanwhile join this group rather than the next.
+                tokio::task::yield_now().await;
+                let (charges, closing) = {
+                    let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                    let closing = queue.group;
+                    queue.group += 1;
+                    (std::mem::take(&mut queue.charges), closing)
+                };
+                if let Err(e) = commit_group(&mut db, &charges) {
+                    let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+                    failed.0.push_back((closing, e.to_string()));
+                    if failed.0.len() > 64 {
+                        if let Some((forgotten, _)) = failed.0.pop_front() {
+                            failed.1 = forgotten;
+                        }
+                    }
+                }
+                // Released before the news: a follower that could not lead sees it after.
+                drop(db);
+                self.committed.send_replace(closing);
+                return self.result(group);
+            }
+            // A commit is running: wait for it to end (its group, or the next, is ours).
+            if committed.changed().await.is_err() {
+                return self.result(group);
+            }
+        }
+    }
+
+    fn result(&self, group: u64) -> Result<(), StateError> {
+        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        let reason = match failed.0.iter().find(|(g, _)| *g == group) {
+            Some((_, reason)) => reason.clone(),
+            // So many commits failed since that this group's outcome is forgotten: not
+            // known to be committed, so not reported as committed.
+            None if group <= failed.1 => {
+                "many charges failed; this one may not be committed".into()
+            }
+            None => return Ok(()),
+        };
+        Err(StateError::Database {
+            state: self.shown.clone(),
+            doing: "charge credits",
+            source: reason.into(),
+        })
+    }
+}
+
+/// One transaction with every charge of `group`, added up per team.
+fn commit_group(db: &mut Connection, group: &[(String, u64)]) -> rusqlite::Result<()> {
+    let mut per_team: Vec<(&str, u64)> = Vec::new();
+    for (team, credits) in group {
+        match per_team.iter_mut().find(|(t, _)| t == team) {
+            Some((_, total)) => *total += credits,
+            None => per_team.push((team, *credits)),
+        }
+    }
+    let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut upsert = tx.prepare_cached(
+            "INSERT INTO credits_used (team, used) VALUES (?1, ?2)
+             ON CONFLICT (team) DO UPDATE SET used = used + excluded.used",
+        )?;
+        for (team, credits) in per_team {
+            upsert.execute(params![team, credits as i64])?;
+        }
+    }
+    tx.commit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -764,6 +932,48 @@ mod tests {
         drop(state);
         let state = SqliteState::open(&path).unwrap();
         assert_eq!(state.used("acme").unwrap(), 6);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn event(id: &str) -> Event {
+        Event {
+            id: id.into(),
+            name: "pokemon.expansions.prices.raw_updated".into(),
+            data: crate::EventData {
+                expansion_ids: vec!["sv1".into()],
+            },
+        }
+    }
+
+    #[test]
+    fn a_change_published_twice_gets_one_generation_and_a_change_back_gets_a_new_one() {
+        let dir = scratch("publish");
+        let state = SqliteState::open(&dir.join("state.db")).unwrap();
+        let marks = |name: &'static str| MarksToSave {
+            json: name,
+            fingerprint: name,
+        };
+        let publish = |to: &'static str| {
+            state
+                .publish(
+                    &marks(to),
+                    |generation| {
+                        vec![(event(&format!("evt_{to}_{generation}")), vec!["all".into()])]
+                    },
+                    1.0,
+                )
+                .unwrap()
+        };
+        // Replica A publishes M1 then M2; replica B, which missed M1, publishes M2: the same
+        // generation as A's, so the same event ids, held once.
+        assert_eq!(publish("m1"), (1, 1));
+        assert_eq!(publish("m2"), (1, 2));
+        assert_eq!(publish("m2"), (0, 2));
+        // A change back to M1, and forth again to M2: a new generation each way.
+        assert_eq!(publish("m1"), (1, 3));
+        assert_eq!(publish("m2"), (1, 4));
+        assert_eq!(state.saved_marks().unwrap().unwrap().marks, "m2");
+        assert_eq!(state.pending().unwrap(), [("all".to_string(), 4)]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -5,13 +5,13 @@
 //! made from the change itself so that replicas that see the same change make the same
 //! event, which the outbox holds once.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::subscriptions::{Webhooks, MIN_RETRIES};
 use crate::server::clock::unix_now;
 use crate::server::log;
-use crate::server::state::{Claimed, SavedMarks, State, StateError};
+use crate::server::state::{Claimed, MarksToSave, State, StateError};
 use crate::webhook::{sign, SIGNATURE_HEADER};
 use crate::{CatalogChanges, ChangeKind, Event};
 use tracing::Instrument;
@@ -24,23 +24,7 @@ fn unit_random() -> f64 {
 
 /// A new event id: `evt_` and 32 hex digits of OS randomness.
 pub fn new_event_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No OS randomness: the clock and a counter still make ids unique in this process.
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0) as u64;
-        bytes[..8].copy_from_slice(&t.to_le_bytes());
-        bytes[8..].copy_from_slice(&n.to_le_bytes());
-    }
-    let mut id = String::from("evt_");
-    for b in bytes {
-        id.push_str(&format!("{b:02x}"));
-    }
-    id
+    format!("evt_{}", crate::server::random::hex16())
 }
 
 /// How often an idle worker looks for deliveries that another replica enqueued or whose
@@ -59,16 +43,9 @@ pub struct Dispatcher {
     /// This server's name on the leases it holds.
     holder: String,
     wakes: Vec<tokio::sync::Notify>,
-    stamp: Mutex<Stamp>,
-}
-
-/// What event ids are made from: the state's salt (made once, so that two states'
-/// events never share ids), and the generation of the marks the changes were found
-/// against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stamp {
+    /// The state's salt for event ids (made once, so that two states' events never share
+    /// ids).
     salt: String,
-    generation: u64,
 }
 
 /// The state of the change behind the event named `name` (see
@@ -147,10 +124,7 @@ impl Dispatcher {
             webhooks,
             state,
             holder,
-            stamp: Mutex::new(Stamp {
-                salt,
-                generation: 0,
-            }),
+            salt,
         });
         for (subscription, n) in pending {
             if dispatcher.queue_of(&subscription).is_some() {
@@ -182,18 +156,20 @@ impl Dispatcher {
             .position(|s| s.id == subscription)
     }
 
-    /// Gives `events` their ids, writes them to the outbox for the subscriptions that
-    /// want them (an event already there is not written again), and wakes their workers;
-    /// returns how many deliveries were written.
+    /// Gives `events` their ids and writes them to the outbox for the subscriptions that
+    /// want them (an event already there is not written again), with `marks`, the marks
+    /// of the snapshot they lead to, in one transaction; wakes the workers; returns how
+    /// many deliveries were written. Called for every reload, events or not, so that the
+    /// saved marks are always the served snapshot's.
     ///
-    /// An event's id is stable: a hash of the state's salt, the generation of the changes
-    /// (one more than that of the marks they were found against), the event's name and
-    /// expansion ids, and the state of the change (what those expansions hold in the new
-    /// load, [`CatalogChanges::state`]). So replicas that reload the same change make the
-    /// same event, which the outbox holds once; a server that stops after writing a
-    /// reload's events but before saving its marks makes the same events again at its
-    /// next start; and a later change never takes an earlier event's id, because what
-    /// the expansions hold differs.
+    /// An event's id is stable: a hash of the state's salt, the generation of the change
+    /// (one per published change, kept in the state: replicas that publish the same
+    /// change, from the same marks to the same marks, get the same generation), the
+    /// event's name and expansion ids, and the state of the change (what those
+    /// expansions hold in the new load, [`CatalogChanges::state`]). So replicas make the
+    /// same event for the same change, which the outbox holds once; a server that stops
+    /// after publishing makes the same events again should it find the same change at
+    /// its next start; and a price that goes back and forth gets a new event each way.
     ///
     /// # Errors
     ///
@@ -202,37 +178,49 @@ impl Dispatcher {
         &self,
         events: &mut [Event],
         changes: &[CatalogChanges],
+        marks: &crate::Marks,
     ) -> Result<usize, StateError> {
-        let (stamp, generation) = {
-            let stamp = self.stamp.lock().unwrap_or_else(|e| e.into_inner());
-            (stamp.clone(), stamp.generation + 1)
-        };
-        let mut rows = Vec::with_capacity(events.len());
-        for event in events.iter_mut() {
-            let state = state_of(changes, &event.name);
-            event.id = stable_event_id(&stamp.salt, generation, state, event);
-            let subscriptions: Vec<String> = self
-                .webhooks
-                .subscriptions
-                .iter()
-                .filter(|s| s.wants(&event.name))
-                .map(|s| s.id.clone())
-                .collect();
-            rows.push((event.clone(), subscriptions));
-        }
-        let written = self.state.enqueue(&rows).await?;
-        self.stamp
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .generation = generation;
-        for wake in &self.wakes {
-            wake.notify_one();
+        use sha2::{Digest, Sha256};
+        let json = marks.to_json();
+        let fingerprint: String = Sha256::digest(json.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let salt = self.salt.clone();
+        let subscriptions = &self.webhooks.subscriptions;
+        let (written, _) = self
+            .state
+            .publish(
+                &MarksToSave {
+                    json: &json,
+                    fingerprint: &fingerprint,
+                },
+                |generation| {
+                    events
+                        .iter_mut()
+                        .map(|event| {
+                            let state = state_of(changes, &event.name);
+                            event.id = stable_event_id(&salt, generation, state, event);
+                            let wanted = subscriptions
+                                .iter()
+                                .filter(|s| s.wants(&event.name))
+                                .map(|s| s.id.clone())
+                                .collect();
+                            (event.clone(), wanted)
+                        })
+                        .collect()
+                },
+            )
+            .await?;
+        if written > 0 {
+            for wake in &self.wakes {
+                wake.notify_one();
+            }
         }
         Ok(written)
     }
 
-    /// The marks saved by [`Dispatcher::save_marks`], if any; their generation is taken
-    /// up for the next events' ids.
+    /// The marks saved with the last publication, if any.
     ///
     /// # Errors
     ///
@@ -241,35 +229,11 @@ impl Dispatcher {
         let Some(saved) = self.state.saved_marks().await? else {
             return Ok(None);
         };
-        let marks = crate::Marks::from_json(&saved.marks).map_err(|e| StateError::BadEvent {
-            reason: format!("the saved marks do not parse: {e}"),
-        })?;
-        self.stamp
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .generation = saved.generation;
-        Ok(Some(marks))
-    }
-
-    /// Saves the marks of the snapshot whose events are all in the outbox, with the
-    /// generation of those events, so that the next start (of any replica) reports what
-    /// changed while it was down.
-    ///
-    /// # Errors
-    ///
-    /// The state's.
-    pub async fn save_marks(&self, marks: &crate::Marks) -> Result<(), StateError> {
-        let generation = self
-            .stamp
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .generation;
-        self.state
-            .save_marks(&SavedMarks {
-                generation,
-                marks: marks.to_json(),
+        crate::Marks::from_json(&saved.marks)
+            .map(Some)
+            .map_err(|e| StateError::BadEvent {
+                reason: format!("the saved marks do not parse: {e}"),
             })
-            .await
     }
 
     /// The lease for an attempt that may wait `delay` first.
@@ -291,7 +255,7 @@ impl Dispatcher {
                     let span = tracing::info_span!(
                         "delivery",
                         event_id = %claimed.event.id,
-                        name = %claimed.event.name,
+                        event_name = %claimed.event.name,
                         subscription = %subscription_id,
                     );
                     self.deliver(i, &client, claimed).instrument(span).await;
