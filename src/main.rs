@@ -163,11 +163,11 @@ enum AccountsCommand {
         /// The team id (1 to 64 letters, digits, `_` or `-`).
         #[arg(long)]
         team: String,
-        /// The plan's credits, for a new team.
-        #[arg(long, default_value_t = 50_000)]
+        /// The plan's credits, for a new team (`--credits` for short).
+        #[arg(long, alias = "credits", default_value_t = 50_000)]
         total_credits: u64,
-        /// The cost per credit past the plan's, for a new team.
-        #[arg(long, default_value_t = 0.002)]
+        /// The cost per credit past the plan's, for a new team (`--overage-rate` for short).
+        #[arg(long, alias = "overage-rate", default_value_t = 0.002)]
         overage_credit_rate: f64,
     },
     /// Import an accounts file (teams, plans, key hashes, credit costs) into the state

@@ -9,7 +9,6 @@
 
 mod serving;
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,19 +16,15 @@ use std::time::{Duration, Instant};
 use cardex::server::state::{State, StateUrl, PG_SCHEMA_VERSION};
 use reqwest::StatusCode;
 use serving::postgres::Cluster;
-use serving::{add_key, scratch, Server};
+use serving::{add_key, cardex, scratch, Server};
 
-/// Runs `cardex` with `args`; returns its exit status, stdout and stderr.
-fn cardex(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+/// A throw-away PostgreSQL server with a `cardex` database and a key for team `acme`;
+/// `None` when PostgreSQL is not installed (outside CI).
+fn database_with_acme(name: &str) -> Option<(Cluster, String, String)> {
+    let pg = Cluster::start(name)?;
+    let url = pg.database("cardex");
+    let acme = add_key(&url, "acme", 1_000_000);
+    Some((pg, url, acme))
 }
 
 /// A replica on the bundled snapshot and the database `url`, with a spool of its own.
@@ -133,12 +128,26 @@ async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_share_one_limit_and_charge_each_answer_once() {
-    let Some(pg) = Cluster::start("limit") else {
+    let Some((pg, url, acme)) = database_with_acme("limit") else {
         return;
     };
-    let url = pg.database("cardex");
-    let acme = add_key(&url, "acme", 1_000_000);
-    let globex = add_key(&url, "globex", 1_000_000);
+    // The short spellings of the plan's flags.
+    let (code, globex, err) = cardex(&[
+        "accounts",
+        "add-key",
+        "--state",
+        &url,
+        "--team",
+        "globex",
+        "--credits",
+        "1000000",
+        "--overage-rate",
+        "0.001",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let globex = globex.trim().to_string();
+    let (_, list, _) = cardex(&["accounts", "list", "--state", &url]);
+    assert!(list.contains("globex\t1000000\t0.001\t1\t0"), "{list}");
     let dir = scratch("pg-limit");
     // A window of a minute: the whole burst falls in one window however slow the
     // machine, so exactly 100 are accepted across both replicas.
@@ -260,11 +269,9 @@ async fn load(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_load_loses_no_charge() {
-    let Some(pg) = Cluster::start("kill") else {
+    let Some((pg, url, acme)) = database_with_acme("kill") else {
         return;
     };
-    let url = pg.database("cardex");
-    let acme = add_key(&url, "acme", 1_000_000);
     let dir = scratch("pg-kill");
     let mut a = replica(&url, &dir, "a", &[]);
     let b = replica(&url, &dir, "b", &[]);
@@ -298,11 +305,9 @@ async fn a_replica_killed_mid_load_loses_no_charge() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_outage_is_spooled_and_replayed_exactly() {
-    let Some(pg) = Cluster::start("outage") else {
+    let Some((pg, url, acme)) = database_with_acme("outage") else {
         return;
     };
-    let url = pg.database("cardex");
-    let acme = add_key(&url, "acme", 1_000_000);
     let dir = scratch("pg-outage");
     let a = replica(&url, &dir, "a", &[]);
     let b = replica(&url, &dir, "b", &[]);

@@ -12,7 +12,7 @@ mod serving;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serving::{add_key, scratch, sqlite, Server};
+use serving::{add_key, cardex, scratch, sqlite, Server};
 
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -694,19 +694,6 @@ fn shutdown_finishes_a_request_in_flight_and_keeps_its_charge() {
     assert_eq!(code, Some(0), "{err}");
     assert!(list.contains("acme\t10\t0.002\t1\t1\n"), "{list}");
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// Runs `cardex` with `args`; returns its exit status, stdout and stderr.
-fn cardex(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

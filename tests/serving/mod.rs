@@ -22,6 +22,19 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Runs `cardex` with `args`; returns its exit status, stdout and stderr.
+pub fn cardex(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// `--state` for the SQLite file `db`.
 pub fn sqlite(db: &Path) -> String {
     format!("sqlite:{}", db.display())

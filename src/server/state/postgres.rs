@@ -122,6 +122,24 @@ const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
     "#,
 ];
 
+/// The value of `key` in `meta` (made `default` when missing), locked until `tx` ends:
+/// replicas doing the same take turns.
+async fn lock_meta(
+    tx: &tokio_postgres::Transaction<'_>,
+    key: &str,
+    default: &str,
+) -> Result<String, tokio_postgres::Error> {
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+        &[&key, &default],
+    )
+    .await?;
+    Ok(tx
+        .query_one("SELECT value FROM meta WHERE key = $1 FOR UPDATE", &[&key])
+        .await?
+        .get(0))
+}
+
 /// The state in a PostgreSQL database.
 pub struct PgState {
     /// The URL without its password, for messages.
@@ -540,22 +558,11 @@ impl PgState {
         let mut db = self.client("write events to the outbox").await?;
         let fail = |e: tokio_postgres::Error| self.fail("write events to the outbox")(e.into());
         let tx = db.transaction().await.map_err(fail)?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('marks_generation', '0')
-             ON CONFLICT (key) DO NOTHING",
-            &[],
-        )
-        .await
-        .map_err(fail)?;
-        let stored: String = tx
-            .query_one(
-                "SELECT value FROM meta WHERE key = 'marks_generation' FOR UPDATE",
-                &[],
-            )
+        let stored: u64 = lock_meta(&tx, "marks_generation", "0")
             .await
             .map_err(fail)?
-            .get(0);
-        let stored: u64 = stored.parse().unwrap_or(0);
+            .parse()
+            .unwrap_or(0);
         let fingerprint: Option<String> = tx
             .query_opt(
                 "SELECT value FROM meta WHERE key = 'marks_fingerprint'",
@@ -728,22 +735,17 @@ impl PgState {
         let mut db = self.client("refresh the usage figures").await?;
         let fail = |e: tokio_postgres::Error| self.fail("refresh the usage figures")(e.into());
         let tx = db.transaction().await.map_err(fail)?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('usage_taken_at', '0')
-             ON CONFLICT (key) DO NOTHING",
-            &[],
-        )
-        .await
-        .map_err(fail)?;
-        let due: bool = tx
-            .query_one(
-                "SELECT value::DOUBLE PRECISION <= cardex_now() - $1 FROM meta
-                 WHERE key = 'usage_taken_at' FOR UPDATE",
-                &[&min_age],
-            )
+        let taken: f64 = lock_meta(&tx, "usage_taken_at", "0")
+            .await
+            .map_err(fail)?
+            .parse()
+            .unwrap_or(0.0);
+        let now: f64 = tx
+            .query_one("SELECT cardex_now()", &[])
             .await
             .map_err(fail)?
             .get(0);
+        let due = taken <= now - min_age;
         if !due {
             return Ok(false);
         }
