@@ -750,11 +750,30 @@ async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
         (s, error_code(&e)),
         (StatusCode::UNAUTHORIZED, "invalid_credentials")
     );
+    // A key added while the server runs, for a new team, works within a second or two,
+    // without a restart; the teams known before keep their numbers and their keys (the
+    // new one sorts first, and acme's usage below is still acme's).
+    let aardvark = add_key(&state, "aardvark", 10);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (s, _, _) = get(&c, &url, Some((&aardvark, "aardvark"))).await;
+        if s == StatusCode::OK {
+            break;
+        }
+        assert_eq!(s, StatusCode::UNAUTHORIZED);
+        assert!(Instant::now() < deadline, "the new key was not picked up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(server
+        .log()
+        .contains("keys or teams changed in the state: 3 teams now"));
+    let (s, _, _) = get(&c, &url, Some((&key, "acme"))).await;
+    assert_eq!(s, StatusCode::OK);
     // kill -9 right after the answers: every answered request's charge is kept.
     drop(server);
     let server = Server::start(&args);
-    let usage = usage_when(&c, &server, (&key, "acme"), 3).await;
-    assert_eq!(usage["used_credits"], 3);
+    let usage = usage_when(&c, &server, (&key, "acme"), 4).await;
+    assert_eq!(usage["used_credits"], 4);
     assert_eq!(usage["total_credits"], 50_000);
     let usage = usage_when(&c, &server, (&globex, "globex"), 1).await;
     assert_eq!(

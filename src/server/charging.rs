@@ -94,6 +94,11 @@ impl Charging {
         })
     }
 
+    /// Makes room in the local limiter for `teams` teams (added while the server runs).
+    pub(crate) fn grow(&self, teams: usize) {
+        self.local.grow(teams);
+    }
+
     /// The state.
     pub(crate) fn state(&self) -> &Arc<State> {
         &self.state

@@ -10,7 +10,7 @@
 //! one short lock per request; a refused request is not recorded, so it costs the team
 //! nothing, and its `Retry-After` is the time until the oldest entry leaves the window.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// Per-team sliding-window logs.
@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 pub struct RateLimiter {
     limit: usize,
     window: Duration,
-    teams: Vec<Mutex<Ring>>,
+    /// One log per team number; it grows when teams are added while the server runs.
+    teams: RwLock<Vec<Mutex<Ring>>>,
 }
 
 #[derive(Debug, Default)]
@@ -47,7 +48,16 @@ impl RateLimiter {
         RateLimiter {
             limit,
             window,
-            teams: (0..teams).map(|_| Mutex::new(Ring::default())).collect(),
+            teams: RwLock::new((0..teams).map(|_| Mutex::new(Ring::default())).collect()),
+        }
+    }
+
+    /// Makes room for teams numbered up to `teams - 1` (teams added while the server
+    /// runs); the logs of the teams there are stay as they are.
+    pub fn grow(&self, teams: usize) {
+        let mut logs = self.teams.write().unwrap_or_else(|e| e.into_inner());
+        while logs.len() < teams {
+            logs.push(Mutex::new(Ring::default()));
         }
     }
 
@@ -72,7 +82,8 @@ impl RateLimiter {
     ///
     /// As [`RateLimiter::check`].
     pub fn check_with(&self, team: usize, now: impl FnOnce() -> Instant) -> Result<(), Refused> {
-        let Some(ring) = self.teams.get(team) else {
+        let teams = self.teams.read().unwrap_or_else(|e| e.into_inner());
+        let Some(ring) = teams.get(team) else {
             return Ok(());
         };
         let mut ring = ring.lock().unwrap_or_else(|e| e.into_inner());

@@ -57,7 +57,8 @@ async fn metered(
     }
     let headers = request.headers();
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
-    let team = match m.keys.check(header("x-api-key"), header("x-team-id")) {
+    let roster = m.roster();
+    let team = match roster.keys.check(header("x-api-key"), header("x-team-id")) {
         Credentials::Valid(team) => team,
         Credentials::Missing => {
             let present = |name: &str| headers.get(name).is_some_and(|v| !v.is_empty());
@@ -93,13 +94,13 @@ async fn metered(
     request.extensions_mut().insert(Admitted(team));
     let response = next.run(request).await;
     let credits = if response.status().is_success() {
-        m.costs.of(endpoint)
+        roster.costs.of(endpoint)
     } else {
         0
     };
     match m
         .charging
-        .after(checked, team, &m.teams[team].id, credits)
+        .after(checked, team, &roster.teams[team].id, credits)
         .await
     {
         Ok(()) => (response, credits),

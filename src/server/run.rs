@@ -90,6 +90,9 @@ impl std::error::Error for ServeError {
     }
 }
 
+/// How often a metered server checks the state for keys or teams added or imported.
+const ACCOUNTS_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A file beside the snapshot folder `data`: `<data>.<suffix>` (so `data/` gets
 /// `data.<suffix>`).
 fn beside(data: &Path, suffix: &str) -> PathBuf {
@@ -198,7 +201,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         if service.teams() == 0 {
             log::event(
                 "accounts",
-                &format!("no teams in {url}: every request is answered 401; add a key with `cardex accounts add-key --state {url} --team TEAM`, then restart"),
+                &format!("no teams in {url}: every request is answered 401 until a key is added with `cardex accounts add-key --state {url} --team TEAM` (picked up within a second)"),
             );
         }
         service
@@ -289,8 +292,18 @@ async fn serve(
             let mut sync = tokio::time::interval(config.sync_interval);
             let mut refresh = tokio::time::interval(config.usage_refresh / 4);
             refresh.tick().await;
+            let mut accounts = tokio::time::interval(ACCOUNTS_CHECK);
+            accounts.tick().await;
             loop {
                 tokio::select! {
+                    _ = accounts.tick() => match service.refresh_accounts().await {
+                        Ok(Some(teams)) => log::event(
+                            "accounts",
+                            &format!("keys or teams changed in the state: {teams} teams now"),
+                        ),
+                        Ok(None) => {}
+                        Err(e) => log::event("state_error", &e.to_string()),
+                    },
                     _ = sync.tick() => {
                         service.tick().await;
                     }

@@ -1,7 +1,8 @@
 //! A running service's state: the engine (reloadable) and, with accounts, the metering —
 //! teams, keys, and admission and charging against the state.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::accounts::{self, Accounts, KeyRing, Team};
@@ -15,12 +16,66 @@ use crate::{Engine, LiveEngine};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Admitted(pub usize);
 
-/// The accounts side of a server: teams, keys, limits, credits and usage.
+/// The accounts side of a server: the roster of teams and keys, and admission and
+/// charging.
 pub(super) struct Metered {
+    roster: RwLock<Arc<Roster>>,
+    /// The state's accounts version the roster was read at.
+    version: AtomicU64,
+    pub charging: Charging,
+}
+
+/// The teams, their keys and the credit costs, as read from the state. A team keeps its
+/// number (its rate-limit log) for as long as the server runs: a roster read again
+/// numbers the teams it knew as before and the new ones after them.
+pub(super) struct Roster {
     pub teams: Vec<Team>,
     pub keys: KeyRing,
     pub costs: accounts::CreditCosts,
-    pub charging: Charging,
+}
+
+impl Roster {
+    /// The roster of `accounts`, numbering the teams of `before` as they were.
+    fn new(mut accounts: Accounts, before: Option<&Roster>) -> Roster {
+        if let Some(before) = before {
+            let number = |id: &str| {
+                before
+                    .teams
+                    .iter()
+                    .position(|t| t.id == id)
+                    .unwrap_or(usize::MAX)
+            };
+            // Known teams in their old order, then the new ones in id order (stable sort).
+            accounts.teams.sort_by_key(|t| number(&t.id));
+            // A team no longer in the state keeps its number, without keys.
+            for (i, old) in before.teams.iter().enumerate() {
+                if accounts.teams.get(i).map(|t| t.id.as_str()) != Some(old.id.as_str()) {
+                    accounts.teams.insert(
+                        i,
+                        Team {
+                            keys: Vec::new(),
+                            ..old.clone()
+                        },
+                    );
+                }
+            }
+        }
+        Roster {
+            keys: KeyRing::new(&accounts),
+            teams: accounts.teams,
+            costs: accounts.credit_costs,
+        }
+    }
+}
+
+impl Metered {
+    /// The roster now (requests keep the one they started with).
+    pub(super) fn roster(&self) -> Arc<Roster> {
+        self.roster
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 /// A running service's state: the engine (reloadable) and, with accounts, the metering.
@@ -54,16 +109,45 @@ impl Service {
 
     /// A service over `engine` for the teams of `accounts`, admitted and charged by
     /// `charging`.
-    pub(super) fn metered(engine: Engine, accounts: Accounts, charging: Charging) -> Service {
+    pub(super) fn metered(
+        engine: Engine,
+        accounts: Accounts,
+        version: u64,
+        charging: Charging,
+    ) -> Service {
         Service {
             engine: LiveEngine::new(engine),
             metered: Some(Metered {
-                keys: KeyRing::new(&accounts),
-                teams: accounts.teams,
-                costs: accounts.credit_costs,
+                roster: RwLock::new(Arc::new(Roster::new(accounts, None))),
+                version: AtomicU64::new(version),
                 charging,
             }),
         }
+    }
+
+    /// Reads the accounts again when keys or teams were added or imported since they
+    /// were last read (the server checks every second); returns the number of teams
+    /// when it did.
+    ///
+    /// # Errors
+    ///
+    /// The state's; the roster stays as it was.
+    pub(super) async fn refresh_accounts(&self) -> Result<Option<usize>, StateError> {
+        let Some(m) = &self.metered else {
+            return Ok(None);
+        };
+        let state = m.charging.state();
+        let version = state.accounts_version().await?;
+        if version == m.version.load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        let accounts = state.accounts().await?;
+        let roster = Roster::new(accounts, Some(&m.roster()));
+        let teams = roster.teams.len();
+        m.charging.grow(teams);
+        *m.roster.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(roster);
+        m.version.store(version, Ordering::Release);
+        Ok(Some(teams))
     }
 
     /// A metered service over `engine` for the accounts in `state`: at most `limit`
@@ -80,13 +164,14 @@ impl Service {
         window: Duration,
         spool: Option<&std::path::Path>,
     ) -> Result<Service, StateError> {
+        let version = state.accounts_version().await?;
         let accounts = state.accounts().await?;
         let spool = match (&*state, spool) {
             (State::Postgres(_), Some(path)) => Some(super::state::Spool::open(path)?),
             _ => None,
         };
         let charging = Charging::new(state, accounts.teams.len(), limit, window, spool)?;
-        Ok(Service::metered(engine, accounts, charging))
+        Ok(Service::metered(engine, accounts, version, charging))
     }
 
     /// The server's periodic work on the state (it calls this on its sync interval and
@@ -100,7 +185,7 @@ impl Service {
 
     /// The number of teams (0 when not metered).
     pub fn teams(&self) -> usize {
-        self.metered.as_ref().map_or(0, |m| m.teams.len())
+        self.metered.as_ref().map_or(0, |m| m.roster().teams.len())
     }
 
     /// The state, when the service is metered.
@@ -130,7 +215,8 @@ impl Service {
         let Some(m) = self.metered.as_ref() else {
             return Ok(None);
         };
-        let Some(t) = m.teams.get(team) else {
+        let roster = m.roster();
+        let Some(t) = roster.teams.get(team) else {
             return Ok(None);
         };
         let (used, taken) = m.charging.state().usage(&t.id).await?;

@@ -384,6 +384,15 @@ impl State {
         }
     }
 
+    /// A number that changes whenever keys or teams are added or imported: the server
+    /// reads the accounts again when it does.
+    pub(crate) async fn accounts_version(&self) -> Result<u64, StateError> {
+        match self {
+            State::Sqlite(s) => s.accounts_version(),
+            State::Postgres(s) => s.accounts_version().await,
+        }
+    }
+
     pub(crate) async fn salt(&self) -> Result<String, StateError> {
         match self {
             State::Sqlite(s) => s.salt(),

@@ -381,6 +381,13 @@ impl PgState {
         )
         .await
         .map_err(fail)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
+             ON CONFLICT (key) DO UPDATE SET value = (meta.value::BIGINT + 1)::TEXT",
+            &[],
+        )
+        .await
+        .map_err(fail)?;
         tx.commit().await.map_err(fail)?;
         Ok(key)
     }
@@ -430,6 +437,13 @@ impl PgState {
             .await
             .map_err(fail)?;
         }
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
+             ON CONFLICT (key) DO UPDATE SET value = (meta.value::BIGINT + 1)::TEXT",
+            &[],
+        )
+        .await
+        .map_err(fail)?;
         tx.commit().await.map_err(fail)
     }
 
@@ -517,6 +531,16 @@ impl PgState {
             .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
             .await?
             .map(|row| row.get(0)))
+    }
+
+    /// A number that changes whenever keys or teams are added or imported.
+    pub(crate) async fn accounts_version(&self) -> Result<u64, StateError> {
+        let db = self.client("read the accounts version").await?;
+        Ok(Self::meta(&db, "accounts_version")
+            .await
+            .map_err(|e| self.fail("read the accounts version")(e.into()))?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
     }
 
     /// The salt of this state's event ids, made when first asked for.

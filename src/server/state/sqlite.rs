@@ -291,6 +291,12 @@ impl SqliteState {
             params![hash_key(&key), team, now as i64],
         )
         .map_err(&write)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
+             ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            [],
+        )
+        .map_err(&write)?;
         tx.commit().map_err(&write)?;
         Ok(key)
     }
@@ -337,6 +343,12 @@ impl SqliteState {
             )
             .map_err(&write)?;
         }
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
+             ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            [],
+        )
+        .map_err(&write)?;
         tx.commit().map_err(&write)
     }
 
@@ -394,6 +406,15 @@ impl SqliteState {
             row.get(0)
         })
         .optional()
+    }
+
+    /// A number that changes whenever keys or teams are added or imported.
+    pub(crate) fn accounts_version(&self) -> Result<u64, StateError> {
+        let db = self.connection();
+        Ok(Self::meta(&db, "accounts_version")
+            .map_err(self.fail("read the accounts version"))?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
     }
 
     /// The salt of this state's event ids, made when first asked for.
