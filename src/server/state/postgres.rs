@@ -26,6 +26,11 @@ use crate::Event;
 /// The newest schema version this server knows.
 pub const PG_SCHEMA_VERSION: i32 = 1;
 
+/// Changes the accounts version that servers watch (in the transaction that changes the
+/// accounts).
+const BUMP_ACCOUNTS_VERSION: &str = "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
+     ON CONFLICT (key) DO UPDATE SET value = (meta.value::BIGINT + 1)::TEXT";
+
 /// The advisory lock migrations run under (any constant; "cardex" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6361_7264_6578;
 
@@ -381,13 +386,7 @@ impl PgState {
         )
         .await
         .map_err(fail)?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
-             ON CONFLICT (key) DO UPDATE SET value = (meta.value::BIGINT + 1)::TEXT",
-            &[],
-        )
-        .await
-        .map_err(fail)?;
+        tx.execute(BUMP_ACCOUNTS_VERSION, &[]).await.map_err(fail)?;
         tx.commit().await.map_err(fail)?;
         Ok(key)
     }
@@ -437,13 +436,7 @@ impl PgState {
             .await
             .map_err(fail)?;
         }
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
-             ON CONFLICT (key) DO UPDATE SET value = (meta.value::BIGINT + 1)::TEXT",
-            &[],
-        )
-        .await
-        .map_err(fail)?;
+        tx.execute(BUMP_ACCOUNTS_VERSION, &[]).await.map_err(fail)?;
         tx.commit().await.map_err(fail)
     }
 

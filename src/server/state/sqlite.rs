@@ -68,6 +68,11 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      CREATE INDEX deliveries_pending ON deliveries (subscription, seq) WHERE done = 0;",
 ];
 
+/// Changes the accounts version that the server watches (in the transaction that changes
+/// the accounts).
+const BUMP_ACCOUNTS_VERSION: &str = "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
+     ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1";
+
 /// The state in one SQLite file.
 #[derive(Debug)]
 pub struct SqliteState {
@@ -291,12 +296,7 @@ impl SqliteState {
             params![hash_key(&key), team, now as i64],
         )
         .map_err(&write)?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
-             ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-            [],
-        )
-        .map_err(&write)?;
+        tx.execute(BUMP_ACCOUNTS_VERSION, []).map_err(&write)?;
         tx.commit().map_err(&write)?;
         Ok(key)
     }
@@ -343,12 +343,7 @@ impl SqliteState {
             )
             .map_err(&write)?;
         }
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('accounts_version', '1')
-             ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-            [],
-        )
-        .map_err(&write)?;
+        tx.execute(BUMP_ACCOUNTS_VERSION, []).map_err(&write)?;
         tx.commit().map_err(&write)
     }
 
