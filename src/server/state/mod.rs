@@ -138,6 +138,11 @@ pub enum StateError {
         /// What serde_json said.
         reason: String,
     },
+    /// The saved marks of the last snapshot do not parse (edited by hand).
+    BadMarks {
+        /// What serde_json said.
+        reason: String,
+    },
     /// The database's schema is newer than this server knows: a newer cardex wrote it.
     NewerSchema {
         /// The state, as configured.
@@ -183,6 +188,10 @@ impl fmt::Display for StateError {
             StateError::BadEvent { reason } => {
                 write!(f, "an event in the outbox is not an event object: {reason}")
             }
+            StateError::BadMarks { reason } => write!(
+                f,
+                "the saved marks of the last snapshot do not parse ({reason}); deleting the `marks`, `marks_fingerprint` and `marks_generation` rows of the `meta` table makes the next start compare with nothing"
+            ),
             StateError::BadTeamId { team } => write!(
                 f,
                 "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"

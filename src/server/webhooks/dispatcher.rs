@@ -231,8 +231,8 @@ impl Dispatcher {
         };
         crate::Marks::from_json(&saved.marks)
             .map(Some)
-            .map_err(|e| StateError::BadEvent {
-                reason: format!("the saved marks do not parse: {e}"),
+            .map_err(|e| StateError::BadMarks {
+                reason: e.to_string(),
             })
     }
 
@@ -452,5 +452,35 @@ mod tests {
                 &event("pokemon.expansions.prices.raw_updated", &["sv1sv2"])
             )
         );
+    }
+
+    #[test]
+    fn saved_marks_that_do_not_parse_are_a_typed_error_naming_them() {
+        let dir = crate::server::testing::scratch("dispatcher", "bad-marks");
+        let sqlite = crate::server::state::SqliteState::open(&dir.join("state.db")).unwrap();
+        sqlite
+            .publish(
+                &MarksToSave {
+                    json: "{not marks",
+                    fingerprint: "x",
+                },
+                |_| Vec::new(),
+                1.0,
+            )
+            .unwrap();
+        let state = Arc::new(State::Sqlite(sqlite));
+        crate::server::testing::runtime().block_on(async {
+            let webhooks = Webhooks {
+                subscriptions: Vec::new(),
+                retry: Default::default(),
+            };
+            let dispatcher = Dispatcher::start(webhooks, state, &[]).await.unwrap();
+            let e = dispatcher.saved_marks().await.unwrap_err();
+            assert!(matches!(e, StateError::BadMarks { .. }), "{e:?}");
+            assert!(e
+                .to_string()
+                .contains("the saved marks of the last snapshot do not parse"));
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
