@@ -122,9 +122,20 @@ impl Page {
 
     /// The envelope as a compact JSON string.
     pub fn to_json(&self) -> String {
-        let mut out = Vec::with_capacity(self.data.len() + 80);
-        self.write_to(&mut out).expect("writing to a Vec");
-        String::from_utf8(out).expect("the envelope is UTF-8")
+        use std::fmt::Write as _;
+        let mut out = String::with_capacity(self.data.len() + 96);
+        out.push_str("{\"data\":");
+        out.push_str(&self.data);
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            ",\"page\":{},\"page_size\":{},\"count\":{},\"total_count\":{}}}",
+            self.page,
+            self.page_size,
+            self.count(),
+            self.total_count
+        );
+        out
     }
 }
 

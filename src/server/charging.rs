@@ -204,13 +204,21 @@ impl Charging {
         }
     }
 
-    /// On the sync interval: SQLite's write-ahead log is checkpointed; with PostgreSQL,
+    /// On the sync interval: SQLite's appended charges are folded and its write-ahead log
+    /// checkpointed; with PostgreSQL,
     /// a spool left by a run that stopped while the database was down, or by this one, is
     /// replayed once the database answers, and then requests go to it again.
     pub(crate) async fn tick(&self) {
         match (&*self.state, &self.shared) {
-            (State::Sqlite(state), _) => {
-                if let Err(e) = state.checkpoint() {
+            (State::Sqlite(_), _) => {
+                // Off the request workers: the fold takes every charge since the last one.
+                let state = self.state.clone();
+                let checkpointed = tokio::task::spawn_blocking(move || match &*state {
+                    State::Sqlite(state) => state.checkpoint(),
+                    State::Postgres(_) => Ok(()),
+                })
+                .await;
+                if let Ok(Err(e)) = checkpointed {
                     log::event("state_error", &e.to_string());
                 }
             }

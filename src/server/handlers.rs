@@ -36,7 +36,8 @@ pub(super) fn list(
             }
             _ => catalog.search(&req)?,
         };
-        let mut out = Vec::with_capacity(4096);
+        // The records and the envelope's numbers: one allocation.
+        let mut out = Vec::with_capacity(page.data_json().len() + 96);
         page.write_to(&mut out).expect("writing to a Vec");
         Ok(out)
     })
@@ -56,7 +57,7 @@ pub(super) fn item(
             Endpoint::Expansion => catalog.expansion(id, &req)?,
             _ => catalog.card(id, &req)?,
         };
-        let mut out = Vec::with_capacity(4096);
+        let mut out = Vec::with_capacity(item.json().len() + 16);
         item.write_to(&mut out).expect("writing to a Vec");
         Ok(out)
     })

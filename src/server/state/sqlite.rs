@@ -17,7 +17,7 @@ use crate::server::accounts::{
 use crate::Event;
 
 /// The newest schema version this server knows.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -66,7 +66,29 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
          UNIQUE (subscription, event_id)
      );
      CREATE INDEX deliveries_pending ON deliveries (subscription, seq) WHERE done = 0;",
+    // 3: the server's charges, appended by its group commits and folded into
+    // `credits_used` every few hundred rows.
+    "CREATE TABLE charges (
+         seq INTEGER PRIMARY KEY,
+         team TEXT NOT NULL,
+         credits INTEGER NOT NULL
+     );",
 ];
+
+/// Folds the appended charges into `credits_used` (in the caller's transaction).
+const FOLD_CHARGES: &str = "INSERT INTO credits_used (team, used)
+         SELECT team, SUM(credits) FROM charges WHERE true GROUP BY team
+         ON CONFLICT (team) DO UPDATE SET used = used + excluded.used;
+     DELETE FROM charges;";
+
+/// The credits used per team: folded, plus appended since.
+const CREDITS_USED: &str = "SELECT team, SUM(used) FROM (
+         SELECT team, used FROM credits_used
+         UNION ALL SELECT team, credits FROM charges
+     ) GROUP BY team";
+
+/// The rows the charge writer appends before its next group also folds them.
+const FOLD_EVERY_ROWS: usize = 512;
 
 /// Changes the accounts version that the server watches (in the transaction that changes
 /// the accounts).
@@ -371,12 +393,12 @@ impl SqliteState {
     pub fn used(&self, team: &str) -> Result<u64, StateError> {
         self.connection()
             .query_row(
-                "SELECT used FROM credits_used WHERE team = ?1",
+                "SELECT COALESCE((SELECT used FROM credits_used WHERE team = ?1), 0)
+                      + COALESCE((SELECT SUM(credits) FROM charges WHERE team = ?1), 0)",
                 params![team],
                 |row| row.get::<_, i64>(0),
             )
-            .optional()
-            .map(|used| used.map_or(0, |used| used.max(0) as u64))
+            .map(|used| used.max(0) as u64)
             .map_err(self.fail("read the credits used"))
     }
 
@@ -648,10 +670,10 @@ impl SqliteState {
         if taken.is_some_and(|t| t > now - min_age) {
             return Ok(false);
         }
-        tx.execute_batch(
+        tx.execute_batch(&format!(
             "DELETE FROM usage_board;
-             INSERT INTO usage_board (team, used) SELECT team, used FROM credits_used;",
-        )
+             INSERT INTO usage_board (team, used) {CREDITS_USED};"
+        ))
         .map_err(&fail)?;
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('usage_taken_at', ?1)
@@ -683,32 +705,42 @@ impl SqliteState {
     }
 }
 
-/// Group commit of charges, leader and followers: a request queues its charge; if no
-/// commit is running it becomes the leader and commits every charge queued so far in one
-/// transaction, added up per team; otherwise it waits for the running commit to end, and
-/// finds its charge committed by the next one. Under load one commit carries the charges
-/// of every request that arrived while the last one ran; alone, a charge commits at once.
-/// Each request's answer leaves only after its charge is committed, so a killed process
-/// loses none of them. The commit runs on the leader's own worker thread: no thread hop,
-/// and every follower of a group is woken at once when it is committed.
-#[derive(Debug)]
+/// Commits the charges of concurrent requests together. A request's charge joins the
+/// queue; when no commit is under way it starts a leader task, which lets the tasks
+/// ready on its worker reach their charges, takes the queue, appends it to the `charges`
+/// table in one transaction and tells each waiting request its outcome. Charges queued
+/// during that commit get a new leader, so no answer waits for more than the commit
+/// under way and its own. Appending touches the table's last page only, however many
+/// teams a group holds; every [`FOLD_EVERY_ROWS`] rows a group's transaction also folds
+/// them into `credits_used`, so the table stays short and no other connection's write
+/// waits on the writer's or makes it wait.
+#[derive(Debug, Clone)]
 pub(crate) struct ChargeWriter {
-    shown: String,
-    queue: Mutex<Queued>,
-    /// The writer's connection; whoever holds it is the leader.
-    db: tokio::sync::Mutex<Connection>,
-    /// The last group committed (or failed).
-    committed: tokio::sync::watch::Sender<u64>,
-    /// The groups whose commit failed, with why (the last few), and the newest group
-    /// forgotten from that list.
-    failed: Mutex<(std::collections::VecDeque<(u64, String)>, u64)>,
+    inner: std::sync::Arc<WriterInner>,
 }
 
-/// The charges waiting, and the number of the group they will be committed in.
+#[derive(Debug)]
+struct WriterInner {
+    shown: String,
+    queue: Mutex<Queued>,
+    /// The writer's connection, used by the one leader at a time, and the rows it
+    /// appended since it last folded.
+    db: Mutex<(Connection, usize)>,
+}
+
+/// The charges waiting, and whether a leader will commit them.
 #[derive(Debug, Default)]
 struct Queued {
-    group: u64,
-    charges: Vec<(String, u64)>,
+    charges: Vec<QueuedCharge>,
+    leading: bool,
+}
+
+#[derive(Debug)]
+struct QueuedCharge {
+    team: String,
+    credits: u64,
+    /// The commit's outcome (why it failed, if it did).
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
 }
 
 impl ChargeWriter {
@@ -724,99 +756,119 @@ impl ChargeWriter {
         db.pragma_update(None, "wal_autocheckpoint", 0)
             .map_err(state.fail("turn off automatic checkpoints"))?;
         Ok(ChargeWriter {
-            shown: format!("sqlite:{}", state.path.display()),
-            queue: Mutex::new(Queued {
-                group: 1,
-                charges: Vec::new(),
+            inner: std::sync::Arc::new(WriterInner {
+                shown: format!("sqlite:{}", state.path.display()),
+                queue: Mutex::new(Queued::default()),
+                db: Mutex::new((db, 0)),
             }),
-            db: tokio::sync::Mutex::new(db),
-            committed: tokio::sync::watch::Sender::new(0),
-            failed: Mutex::new((std::collections::VecDeque::new(), 0)),
         })
     }
 
     /// Charges `credits` to `team`; returns once the charge is committed.
     pub(crate) async fn charge(&self, team: &str, credits: u64) -> Result<(), StateError> {
-        let group = {
-            let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-            queue.charges.push((team.to_string(), credits));
-            queue.group
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let lead = {
+            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
+            queue.charges.push(QueuedCharge {
+                team: team.to_string(),
+                credits,
+                done,
+            });
+            !std::mem::replace(&mut queue.leading, true)
         };
-        let mut committed = self.committed.subscribe();
-        loop {
-            if *committed.borrow_and_update() >= group {
-                return self.result(group);
-            }
-            if let Ok(mut db) = self.db.try_lock() {
-                // The leader lets the tasks ready on its worker run first: those that
-                // reach their charge meanwhile join this group rather than the next.
-                tokio::task::yield_now().await;
-                let (charges, closing) = {
-                    let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                    let closing = queue.group;
-                    queue.group += 1;
-                    (std::mem::take(&mut queue.charges), closing)
-                };
-                if let Err(e) = commit_group(&mut db, &charges) {
-                    let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-                    failed.0.push_back((closing, e.to_string()));
-                    if failed.0.len() > 64 {
-                        if let Some((forgotten, _)) = failed.0.pop_front() {
-                            failed.1 = forgotten;
-                        }
-                    }
-                }
-                // Released before the news: a follower that could not lead sees it after.
-                drop(db);
-                self.committed.send_replace(closing);
-                return self.result(group);
-            }
-            // A commit is running: wait for it to end (its group, or the next, is ours).
-            if committed.changed().await.is_err() {
-                return self.result(group);
-            }
+        if lead {
+            // A task of its own: a request that goes away leaves the group led.
+            tokio::spawn(self.lead());
         }
-    }
-
-    fn result(&self, group: u64) -> Result<(), StateError> {
-        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        let reason = match failed.0.iter().find(|(g, _)| *g == group) {
-            Some((_, reason)) => reason.clone(),
-            // So many commits failed since that this group's outcome is forgotten: not
+        let reason = match outcome.await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(reason)) => reason,
+            // The leader's task ended before it said (the runtime shutting down): not
             // known to be committed, so not reported as committed.
-            None if group <= failed.1 => {
-                "many charges failed; this one may not be committed".into()
-            }
-            None => return Ok(()),
+            Err(_) => "the charge writer stopped; this charge may not be committed".into(),
         };
         Err(StateError::Database {
-            state: self.shown.clone(),
+            state: self.inner.shown.clone(),
             doing: "charge credits",
             source: reason.into(),
         })
     }
+
+    /// Commits the queue as one group, then hands what queued meanwhile to a new leader.
+    fn lead(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let writer = self.clone();
+        async move {
+            // The tasks ready on this worker run first: those that reach their charge
+            // meanwhile join this group rather than the next.
+            tokio::task::yield_now().await;
+            writer.commit_queued();
+        }
+    }
+
+    fn commit_queued(&self) {
+        let charges = {
+            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::take(&mut queue.charges)
+        };
+        let outcome = {
+            let mut db = self.inner.db.lock().unwrap_or_else(|e| e.into_inner());
+            let (connection, unfolded) = &mut *db;
+            match commit_group(connection, &charges, *unfolded >= FOLD_EVERY_ROWS) {
+                Ok(appended) if *unfolded >= FOLD_EVERY_ROWS => {
+                    *unfolded = 0;
+                    Ok(appended)
+                }
+                Ok(appended) => {
+                    *unfolded += appended;
+                    Ok(appended)
+                }
+                Err(e) => Err(e.to_string()),
+            }
+            .map(|_| ())
+        };
+        let more = {
+            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
+            queue.leading = !queue.charges.is_empty();
+            queue.leading
+        };
+        if more {
+            tokio::spawn(self.lead());
+        }
+        for charge in charges {
+            // A request that went away no longer waits for its outcome.
+            let _ = charge.done.send(outcome.clone());
+        }
+    }
 }
 
-/// One transaction with every charge of `group`, added up per team.
-fn commit_group(db: &mut Connection, group: &[(String, u64)]) -> rusqlite::Result<()> {
+/// One transaction with every charge of `group`, added up per team, and with `fold`
+/// every appended charge folded into `credits_used`; the rows appended.
+fn commit_group(
+    db: &mut Connection,
+    group: &[QueuedCharge],
+    fold: bool,
+) -> rusqlite::Result<usize> {
     let mut per_team: Vec<(&str, u64)> = Vec::new();
-    for (team, credits) in group {
-        match per_team.iter_mut().find(|(t, _)| t == team) {
-            Some((_, total)) => *total += credits,
-            None => per_team.push((team, *credits)),
+    for charge in group {
+        match per_team.iter_mut().find(|(t, _)| *t == charge.team) {
+            Some((_, total)) => *total += charge.credits,
+            None => per_team.push((&charge.team, charge.credits)),
         }
     }
+    let appended = per_team.len();
     let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
-        let mut upsert = tx.prepare_cached(
-            "INSERT INTO credits_used (team, used) VALUES (?1, ?2)
-             ON CONFLICT (team) DO UPDATE SET used = used + excluded.used",
-        )?;
+        let mut append =
+            tx.prepare_cached("INSERT INTO charges (team, credits) VALUES (?1, ?2)")?;
         for (team, credits) in per_team {
-            upsert.execute(params![team, credits as i64])?;
+            append.execute(params![team, credits as i64])?;
         }
     }
-    tx.commit()
+    if fold {
+        tx.execute_batch(FOLD_CHARGES)?;
+    }
+    tx.commit()?;
+    Ok(appended)
 }
 
 #[cfg(test)]
@@ -948,6 +1000,88 @@ mod tests {
         drop(state);
         let state = SqliteState::open(&path).unwrap();
         assert_eq!(state.used("acme").unwrap(), 6);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn grouped_charges_count_before_and_after_they_are_folded() {
+        let dir = scratch("grouped");
+        let state = SqliteState::open(&dir.join("state.db")).unwrap();
+        state.charge("acme", 5).unwrap();
+        let writer = ChargeWriter::start(&state).unwrap();
+        let charges: Vec<_> = (0..300)
+            .map(|i| {
+                let writer = writer.clone();
+                let team = ["acme", "globex", "initech"][i % 3];
+                tokio::spawn(async move { writer.charge(team, 1).await })
+            })
+            .collect();
+        for charge in charges {
+            charge.await.unwrap().unwrap();
+        }
+        let appended = || -> i64 {
+            state
+                .connection()
+                .query_row("SELECT COUNT(*) FROM charges", [], |row| row.get(0))
+                .unwrap()
+        };
+        // One row per team per group, so between 3 and 300.
+        assert!((3..=300).contains(&appended()), "{}", appended());
+        let used = || ["acme", "globex", "initech"].map(|t| state.used(t).unwrap());
+        assert_eq!(used(), [105, 100, 100]);
+        // The usage board counts the appended charges too.
+        assert!(state.refresh_usage(0.0, 10.0).unwrap());
+        assert_eq!(state.usage("acme").unwrap(), (105, 10.0));
+        // Past FOLD_EVERY_ROWS appended rows, a group folds them all.
+        let mut most = 0;
+        for charged in 1..=FOLD_EVERY_ROWS {
+            writer.charge("globex", 1).await.unwrap();
+            most = most.max(appended());
+            if appended() == 0 {
+                assert!(most >= FOLD_EVERY_ROWS as i64, "{most}");
+                writer
+                    .charge("globex", 7 + (FOLD_EVERY_ROWS - charged) as u64)
+                    .await
+                    .unwrap();
+                break;
+            }
+        }
+        assert_eq!(appended(), 1);
+        assert_eq!(used(), [105, 100 + FOLD_EVERY_ROWS as u64 + 7, 100]);
+        let folded: i64 = state
+            .connection()
+            .query_row(
+                "SELECT used FROM credits_used WHERE team = 'globex'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert!(folded > 100, "{folded}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_version_2_state_migrates_and_keeps_its_credits() {
+        let dir = scratch("from-v2");
+        let path = dir.join("state.db");
+        {
+            let mut db = Connection::open(&path).unwrap();
+            let tx = db.transaction().unwrap();
+            for migration in &MIGRATIONS[..2] {
+                tx.execute_batch(migration).unwrap();
+            }
+            tx.execute(
+                "INSERT INTO credits_used (team, used) VALUES ('acme', 42)",
+                [],
+            )
+            .unwrap();
+            tx.pragma_update(None, "user_version", 2).unwrap();
+            tx.commit().unwrap();
+        }
+        let state = SqliteState::open(&path).unwrap();
+        assert_eq!(state.schema_version().unwrap(), SCHEMA_VERSION);
+        state.charge("acme", 1).unwrap();
+        assert_eq!(state.used("acme").unwrap(), 43);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
