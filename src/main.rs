@@ -150,6 +150,13 @@ struct ServeArgs {
     /// reloads).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     watch_interval: u64,
+    /// The catalog the Pokémon TCG API v2 surface (`/v2/...`) serves.
+    #[arg(long, value_name = "NAME", default_value = cardex::server::v2::DEFAULT_CATALOG)]
+    v2_catalog: String,
+    /// Requests a minute each client address may make on `/v2` without an API key (429
+    /// past it); 0 refuses them all.
+    #[arg(long, value_name = "N", default_value_t = cardex::server::v2::DEFAULT_ANONYMOUS_PER_MINUTE)]
+    v2_anonymous_limit: u32,
 }
 
 #[cfg(feature = "server")]
@@ -501,6 +508,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.webhook_ca = args.webhook_ca;
             config.watch_interval = (args.watch_interval > 0)
                 .then(|| std::time::Duration::from_millis(args.watch_interval));
+            config.v2_catalog = args.v2_catalog;
+            config.v2_anonymous_per_minute = args.v2_anonymous_limit;
             let _flushed_at_exit = logging::install(args.log_format);
             return cardex::server::run(config).map_err(|e| match e.exit_code() {
                 2 => Failure::Config(e.to_string()),

@@ -388,3 +388,46 @@ fn known_field_with_unknown_value_matches_nothing() {
     assert_eq!(ids("onepiece", "rarity_code:ZZZ"), Vec::<String>::new());
     assert_eq!(ids("pokemon", "name:\"...\""), Vec::<String>::new());
 }
+
+/// Dates (`YYYY/MM/DD` or `YYYY-MM-DD`) compare as the numbers `YYYYMMDD`, in ranges and
+/// comparisons, whichever separator the data and the query use.
+#[test]
+fn dates_compare_in_ranges_and_comparisons() {
+    let expansions = |q: &str| -> Vec<String> {
+        let pokemon = support::catalog("pokemon");
+        let hits = pokemon
+            .expansion_hits(&SearchRequest::new(q).page_size(1000))
+            .unwrap();
+        hits.record_ids
+            .iter()
+            .map(|&r| pokemon.expansions().record_id(r).into_owned())
+            .collect()
+    };
+    // In default order (oldest first): emc 2023/05/19, ltc 2024/03/22, bfl_ja 2024/07/12,
+    // ddw 2025/01/31; ssm_ja has no date.
+    assert_eq!(
+        expansions("release_date:[2024/01/01 TO *]"),
+        ["ltc", "bfl_ja", "ddw"]
+    );
+    assert_eq!(
+        expansions("release_date:[2024-01-01 TO 2024-12-31]"),
+        ["ltc", "bfl_ja"]
+    );
+    assert_eq!(
+        expansions("release_date:{2023/05/19 TO 2024/07/12}"),
+        ["ltc"]
+    );
+    assert_eq!(expansions("release_date>=2025-01-01"), ["ddw"]);
+    assert_eq!(expansions("release_date<2024/01/01"), ["emc"]);
+    // A date is matched as written, too.
+    assert_eq!(expansions("release_date:2024/03/22"), ["ltc"]);
+    // Not dates: a month 13, one separator of each kind.
+    for q in ["release_date>=2024/13/01", "release_date>=2024/01-01"] {
+        assert!(
+            support::catalog("pokemon")
+                .expansion_hits(&SearchRequest::new(q))
+                .is_err(),
+            "{q}"
+        );
+    }
+}

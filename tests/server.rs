@@ -258,6 +258,7 @@ async fn every_endpoint_and_parameter_without_accounts() {
         .map(String::as_str)
         .collect();
     let mut routed: Vec<&str> = cardex::server::ROUTES.iter().map(|(p, _)| *p).collect();
+    routed.extend(cardex::server::v2::V2_ROUTES.iter().map(|(p, _)| *p));
     documented.sort_unstable();
     routed.sort_unstable();
     assert_eq!(documented, routed);
@@ -789,5 +790,48 @@ async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
     let (code, _, err) = cardex(&["serve", "--state", "state.db"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("the forms are `sqlite:PATH`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A state file the server cannot write stops the start (exit 2), naming the problem, and
+/// is left as it was. As root every file is writable, so there the server runs as the
+/// unprivileged `nobody`.
+#[test]
+fn a_read_only_sqlite_state_stops_the_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("read-only-state");
+    let db = dir.join("state.db");
+    let state = sqlite(&db);
+    add_key(&state, "acme", 10);
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let mut command = if root {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "nobody", "--", env!("CARGO_BIN_EXE_cardex")]);
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_cardex"))
+    };
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+    let out = command
+        .args(["serve", "--data", data, "--state", &state])
+        .args(["--addr", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{state}: the database file is read-only; the server writes credits and webhook events there: give it a writable file"
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -231,7 +231,8 @@ impl Catalog {
 
     /// The matches of a card search — the total count and the record ids of the requested
     /// page, in the requested order — without rendering any JSON. `select` and `include` are
-    /// not read.
+    /// not read. As nothing is rendered, `page_size` may exceed [`MAX_PAGE_SIZE`] (a
+    /// frontend with pages of its own, such as the Pokémon TCG API's 250).
     ///
     /// # Errors
     ///
@@ -247,7 +248,27 @@ impl Catalog {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn hits(&self, req: &SearchRequest<'_>) -> Result<Hits> {
-        let (hits, ()) = self.matches(Target::Cards, req, None, |_| Ok(()))?;
+        let (hits, ()) = self.matches(Target::Cards, req, None, u32::MAX, |_| Ok(()))?;
+        Ok(hits)
+    }
+
+    /// The matches of an expansion search, like [`Catalog::hits`]; record ids of
+    /// [`Catalog::expansions`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::search_expansions`].
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let pokemon = engine.catalog("pokemon").unwrap();
+    /// let hits = pokemon.expansion_hits(&cardex::SearchRequest::new("").lang("ja").page_size(250))?;
+    /// let ids: Vec<_> = hits.record_ids.iter().map(|&r| pokemon.expansions().record_id(r)).collect();
+    /// assert_eq!(ids, ["bfl_ja", "ssm_ja"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn expansion_hits(&self, req: &SearchRequest<'_>) -> Result<Hits> {
+        let (hits, ()) = self.matches(Target::Expansions, req, None, u32::MAX, |_| Ok(()))?;
         Ok(hits)
     }
 
@@ -401,12 +422,13 @@ impl Catalog {
         within: Option<Postings<'_>>,
     ) -> Result<Page> {
         let collection = self.collection(target);
-        let (hits, (select, include)) = self.matches(target, req, within, |collection| {
-            Ok((
-                parse_select(collection, req.select)?,
-                parse_include(target, req.include)?,
-            ))
-        })?;
+        let (hits, (select, include)) =
+            self.matches(target, req, within, MAX_PAGE_SIZE, |collection| {
+                Ok((
+                    parse_select(collection, req.select)?,
+                    parse_include(target, req.include)?,
+                ))
+            })?;
         Ok(Page::new(
             req.page,
             req.page_size,
@@ -416,8 +438,8 @@ impl Catalog {
         ))
     }
 
-    /// The matches of a list request: how many, and the record ids of the requested page in
-    /// the requested order. `parameters` checks the request's other parameters, after
+    /// The matches of a list request: how many, and the record ids of the requested page
+    /// (of at most `max_page_size`) in the requested order. `parameters` checks the request's other parameters, after
     /// paging, language, `q` and `order_by` and before the query is planned, so errors come
     /// in that order whatever asks.
     fn matches<T>(
@@ -425,9 +447,10 @@ impl Catalog {
         target: Target,
         req: &SearchRequest<'_>,
         within: Option<Postings<'_>>,
+        max_page_size: u32,
         parameters: impl FnOnce(&Collection) -> Result<T>,
     ) -> Result<(Hits, T)> {
-        req.validate_paging()?;
+        req.validate_paging(max_page_size)?;
         let collection = self.collection(target);
         let universe = self.universe(target, req.lang)?;
         let query = query::parse(req.q)?;

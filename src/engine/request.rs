@@ -134,12 +134,13 @@ impl<'a> SearchRequest<'a> {
         Ok(req)
     }
 
-    pub(crate) fn validate_paging(&self) -> Result<()> {
+    /// Pages from 1, of 1 to `max_page_size` records.
+    pub(crate) fn validate_paging(&self, max_page_size: u32) -> Result<()> {
         if self.page == 0 {
             return Err(ParameterError::invalid("page", "0", "pages count from 1").into());
         }
-        if self.page_size == 0 || self.page_size > MAX_PAGE_SIZE {
-            let reason = format!("the page size is 1 to {MAX_PAGE_SIZE}");
+        if self.page_size == 0 || self.page_size > max_page_size {
+            let reason = format!("the page size is 1 to {max_page_size}");
             return Err(
                 ParameterError::invalid("page_size", &self.page_size.to_string(), reason).into(),
             );

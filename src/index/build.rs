@@ -26,7 +26,7 @@ use super::{Field, Index};
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::naming::{field_kind, FieldKind};
 use crate::par;
-use crate::text::{fold_into, whole_number, word_spans};
+use crate::text::{fold_into, numeric_string, word_spans};
 
 /// Text values of at most this many words have their consecutive word pairs indexed
 /// ([`super::Field::pairs`]); longer ones are marked in [`super::Field::long_values`].
@@ -411,7 +411,7 @@ impl<'a> ChunkBuilder<'a> {
         let slots = ValueSlots {
             start,
             end: cache.slots.len() as u32,
-            number: whole_number(value).map(|x| self.number_slot(f, x, false)),
+            number: numeric_string(value).map(|x| self.number_slot(f, x, false)),
             long,
         };
         if cache.on {

@@ -728,8 +728,13 @@ fn comparison(input: &str) -> Option<(CompareOp, &str)> {
     .find_map(|(text, op)| input.strip_prefix(text).map(|rest| (op, rest)))
 }
 
-/// `number = ["-"] digits ["." digits]`
+/// `number = date | ["-"] digits ["." digits]`, `date = YYYY/MM/DD | YYYY-MM-DD`, a date
+/// standing for the number `YYYYMMDD` (as date values compare, see
+/// [`crate::text::date_number`]).
 fn number(input: &str) -> Option<(&str, f64)> {
+    if let Some(found) = date(input) {
+        return Some(found);
+    }
     let parsed: PResult<'_, &str> =
         recognize((opt(char('-')), digit1, opt(pair(char('.'), digit1)))).parse(input);
     let (rest, text) = parsed.ok()?;
@@ -737,7 +742,16 @@ fn number(input: &str) -> Option<(&str, f64)> {
     n.is_finite().then_some((rest, n))
 }
 
-/// A range bound: a number or `*` (`None`).
+/// A date at the start of `input`, not followed by more of a word or number.
+fn date(input: &str) -> Option<(&str, f64)> {
+    let n = crate::text::date_number(input.get(..10)?)?;
+    let rest = &input[10..];
+    let more =
+        rest.starts_with(|c: char| c.is_alphanumeric() || matches!(c, '/' | '-' | '.' | ':'));
+    (!more).then_some((rest, n))
+}
+
+/// A range bound: a number, a date or `*` (`None`).
 fn bound<'a>(input: &'a str, after: &str) -> PResult<'a, Option<f64>> {
     if let Some(rest) = input.strip_prefix('*') {
         return Ok((rest, None));

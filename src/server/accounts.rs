@@ -362,6 +362,8 @@ pub enum Credentials {
 pub struct KeyRing {
     teams: BTreeMap<String, usize>,
     hashes: Vec<Vec<[u8; 32]>>,
+    /// Each key's team, by the key's hash (for a key presented alone, on `/v2`).
+    owners: std::collections::HashMap<[u8; 32], usize>,
 }
 
 impl KeyRing {
@@ -377,8 +379,30 @@ impl KeyRing {
             .teams
             .iter()
             .map(|t| t.keys.iter().filter_map(|k| unhex(&k.sha256)).collect())
+            .collect::<Vec<Vec<[u8; 32]>>>();
+        let owners = hashes
+            .iter()
+            .enumerate()
+            .flat_map(|(team, keys)| keys.iter().map(move |hash| (*hash, team)))
             .collect();
-        KeyRing { teams, hashes }
+        KeyRing {
+            teams,
+            hashes,
+            owners,
+        }
+    }
+
+    /// The team of `key`, presented without a team (`/v2`). The key is found by its
+    /// SHA-256 hash, so a lookup's timing says nothing about the key itself.
+    pub fn owner(&self, key: &str) -> Credentials {
+        if key.is_empty() {
+            return Credentials::Missing;
+        }
+        let presented: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        match self.owners.get(&presented) {
+            Some(&team) => Credentials::Valid(team),
+            None => Credentials::Invalid,
+        }
     }
 
     /// Checks `X-Api-Key` and `X-Team-ID`. The key's hash is compared with every key of
@@ -456,6 +480,11 @@ mod tests {
         assert_eq!(ring.check(None, Some("acme")), Credentials::Missing);
         assert_eq!(ring.check(Some(&key), None), Credentials::Missing);
         assert_eq!(ring.check(Some(""), Some("acme")), Credentials::Missing);
+        // A key alone names its team (/v2).
+        assert_eq!(ring.owner(&key), Credentials::Valid(0));
+        assert_eq!(ring.owner(&other), Credentials::Valid(1));
+        assert_eq!(ring.owner("cdx_0"), Credentials::Invalid);
+        assert_eq!(ring.owner(""), Credentials::Missing);
     }
 
     #[test]

@@ -49,13 +49,18 @@ pub struct ServeConfig {
     /// How often the snapshot folder is checked for changes (a reload follows once two
     /// checks in a row see the same new state); `None`: only SIGHUP reloads.
     pub watch_interval: Option<Duration>,
+    /// The catalog `/v2` serves (the Pokémon TCG API v2 surface).
+    pub v2_catalog: String,
+    /// Requests a minute per client address on `/v2` without an API key.
+    pub v2_anonymous_per_minute: u32,
 }
 
 impl ServeConfig {
     /// The defaults: the state beside the snapshot folder, metered, 100 requests per second
     /// per team, usage refreshed every 20 minutes, 10 s requests, 10 s to send a request
     /// head, the state synced every 500 ms, 30 s of grace at shutdown, no webhooks, the
-    /// snapshot folder checked for changes every second.
+    /// snapshot folder checked for changes every second; `/v2` over `pokemon`, 30 requests
+    /// a minute per client address without a key.
     pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
@@ -73,6 +78,8 @@ impl ServeConfig {
             webhooks: None,
             webhook_ca: None,
             watch_interval: Some(Duration::from_secs(1)),
+            v2_catalog: super::v2::DEFAULT_CATALOG.to_string(),
+            v2_anonymous_per_minute: super::v2::DEFAULT_ANONYMOUS_PER_MINUTE,
         }
     }
 }

@@ -8,6 +8,7 @@ use axum::Router;
 
 use super::config::ServeConfig;
 use super::log;
+use super::metering::ClientAddr;
 
 /// How the connections stood when the server stopped accepting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +39,8 @@ pub async fn serve_connections(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
+                let (stream, client) = match accepted {
+                    Ok(accepted) => accepted,
                     Err(e) => {
                         // Out of file descriptors and the like: say so, breathe, go on.
                         log::event("accept_error", &e.to_string());
@@ -48,7 +49,12 @@ pub async fn serve_connections(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                // Each request carries its client's address (the `/v2` limit without a key).
+                let app = tower::ServiceExt::map_request(app.clone(), move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(ClientAddr(client));
+                    request
+                });
+                let service = hyper_util::service::TowerToHyperService::new(app);
                 let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
                 // A connection error (a client gone, a header read timeout) ends only that
                 // connection; hyper has already answered what it could parse.

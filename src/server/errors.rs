@@ -83,8 +83,17 @@ pub fn error_body(error: &Error) -> serde_json::Value {
 /// The answer to a request the engine refused.
 pub(super) fn engine_error(error: &Error) -> Response {
     let status = StatusCode::from_u16(error_status(error)).unwrap_or(StatusCode::BAD_REQUEST);
-    json_response(status, error_body(error).to_string().into_bytes())
+    let mut response = json_response(status, error_body(error).to_string().into_bytes());
+    response
+        .extensions_mut()
+        .insert(ErrorMessage(error.message()));
+    response
 }
+
+/// An error answer's message, kept with the response so that a surface with an error
+/// body of its own (the Pokémon TCG API v2's) can say the same thing its way.
+#[derive(Debug, Clone)]
+pub(super) struct ErrorMessage(pub String);
 
 /// An error answer of the service's own (credentials, limits, sizes, timeouts).
 pub(super) fn error_response(
@@ -99,7 +108,9 @@ pub(super) fn error_response(
         "message": message,
         "details": details,
     }});
-    json_response(status, body.to_string().into_bytes())
+    let mut response = json_response(status, body.to_string().into_bytes());
+    response.extensions_mut().insert(ErrorMessage(message));
+    response
 }
 
 /// A JSON answer.

@@ -105,9 +105,111 @@ impl RateLimiter {
     }
 }
 
+/// Sliding-window logs per client address, for the requests made without a key where a
+/// surface allows them (`/v2`): the same rule as [`RateLimiter`]'s, by address. An
+/// address whose log has emptied is forgotten when the map is next swept (every
+/// [`AddressLimiter::SWEEP_EVERY`] new addresses), so memory follows the addresses active
+/// in the last window.
+#[derive(Debug)]
+pub struct AddressLimiter {
+    limit: usize,
+    window: Duration,
+    logs: Mutex<(std::collections::HashMap<std::net::IpAddr, Ring>, usize)>,
+}
+
+impl AddressLimiter {
+    /// New addresses between two sweeps of the idle ones.
+    pub const SWEEP_EVERY: usize = 4096;
+
+    /// A limiter of `limit` requests per `window` per address.
+    pub fn new(limit: usize, window: Duration) -> AddressLimiter {
+        AddressLimiter {
+            limit,
+            window,
+            logs: Mutex::new((std::collections::HashMap::new(), 0)),
+        }
+    }
+
+    /// Accepts (and records) or refuses a request from `address` at `now`.
+    ///
+    /// # Errors
+    ///
+    /// [`Refused`] when the address has had `limit` accepted requests in the last window.
+    pub fn check_at(&self, address: std::net::IpAddr, now: Instant) -> Result<(), Refused> {
+        let mut guard = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        let (logs, added) = &mut *guard;
+        if !logs.contains_key(&address) {
+            *added += 1;
+            if *added >= Self::SWEEP_EVERY {
+                *added = 0;
+                let window = self.window;
+                logs.retain(|_, ring| {
+                    ring.times
+                        .back()
+                        .is_some_and(|&last| now.saturating_duration_since(last) < window)
+                });
+            }
+        }
+        let ring = logs.entry(address).or_default();
+        if self.limit == 0 {
+            return Err(Refused {
+                retry_after: self.window,
+            });
+        }
+        if ring.times.len() >= self.limit {
+            let oldest = ring.times[ring.times.len() - self.limit];
+            let age = now.saturating_duration_since(oldest);
+            if age < self.window {
+                return Err(Refused {
+                    retry_after: self.window - age,
+                });
+            }
+            ring.times.pop_front();
+        }
+        ring.times.push_back(now);
+        Ok(())
+    }
+
+    /// The limit and its window.
+    pub fn limit(&self) -> (usize, Duration) {
+        (self.limit, self.window)
+    }
+
+    /// The addresses remembered now.
+    pub fn addresses(&self) -> usize {
+        self.logs.lock().unwrap_or_else(|e| e.into_inner()).0.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_address_has_its_own_window_and_idle_ones_are_forgotten() {
+        let limiter = AddressLimiter::new(30, Duration::from_secs(60));
+        let start = Instant::now();
+        let a: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        let b: std::net::IpAddr = "::1".parse().unwrap();
+        let passed = (0..100)
+            .filter(|_| limiter.check_at(a, start).is_ok())
+            .count();
+        assert_eq!(passed, 30);
+        let refused = limiter
+            .check_at(a, start + Duration::from_secs(59))
+            .unwrap_err();
+        assert_eq!(refused.retry_after, Duration::from_secs(1));
+        assert!(limiter.check_at(b, start).is_ok());
+        assert!(limiter.check_at(a, start + Duration::from_secs(60)).is_ok());
+        // Addresses idle for a window go at the next sweep.
+        let later = start + Duration::from_secs(200);
+        for i in 0..AddressLimiter::SWEEP_EVERY as u32 {
+            let address = std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+            limiter.check_at(address, later).unwrap();
+        }
+        // a and b (idle) went; without the sweep there would be two more.
+        assert_eq!(limiter.addresses(), AddressLimiter::SWEEP_EVERY);
+    }
 
     #[test]
     fn no_window_holds_more_than_the_limit() {

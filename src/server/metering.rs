@@ -24,6 +24,7 @@ use super::handlers::{invalid_path, path_is_utf8};
 use super::limit::Refused;
 use super::log;
 use super::service::{Admitted, Service};
+use super::v2::V2Route;
 
 /// The layer's work for one request to `endpoint` (see the module docs); the response
 /// carries the endpoint and the credits charged, for the request's log line.
@@ -32,7 +33,7 @@ pub(super) async fn meter(
     request: Request,
     next: Next,
 ) -> Response {
-    let (mut response, credits) = metered(&service, endpoint, request, next).await;
+    let (mut response, credits) = metered(&service, endpoint, None, request, next).await;
     response.extensions_mut().insert(log::Outcome {
         endpoint: Some(endpoint.name()),
         credits,
@@ -40,10 +41,32 @@ pub(super) async fn meter(
     response
 }
 
-/// [`meter`]'s answer and the credits it charged.
+/// The layer on a `/v2` route: as [`meter`], charged as the `/v1` endpoint the route
+/// costs like, except that `X-Api-Key` alone names its team, and a request with no key
+/// is served under the limit of its client address, free.
+pub(super) async fn meter_v2(
+    State((service, route)): State<(Arc<Service>, V2Route)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (mut response, credits) =
+        metered(&service, route.charged_as(), Some(route), request, next).await;
+    response.extensions_mut().insert(log::Outcome {
+        endpoint: Some(route.name()),
+        credits,
+    });
+    response
+}
+
+/// The client's address, put in each request by the accept loop.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddr(pub std::net::SocketAddr);
+
+/// [`meter`]'s answer and the credits it charged; `v2` for a `/v2` route.
 async fn metered(
     service: &Service,
     endpoint: Endpoint,
+    v2: Option<V2Route>,
     mut request: Request,
     next: Next,
 ) -> (Response, u64) {
@@ -58,7 +81,14 @@ async fn metered(
     let headers = request.headers();
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
     let roster = m.roster();
-    let team = match roster.keys.check(header("x-api-key"), header("x-team-id")) {
+    let key = header("x-api-key").filter(|k| !k.is_empty());
+    let named_team = header("x-team-id").filter(|t| !t.is_empty());
+    let credentials = match (v2, key, named_team) {
+        (Some(_), None, _) => return (anonymous(service, request, next).await, 0),
+        (Some(_), Some(key), None) => roster.keys.owner(key),
+        _ => roster.keys.check(header("x-api-key"), header("x-team-id")),
+    };
+    let team = match credentials {
         Credentials::Valid(team) => team,
         Credentials::Missing => {
             let present = |name: &str| headers.get(name).is_some_and(|v| !v.is_empty());
@@ -114,6 +144,34 @@ async fn metered(
                 json!({}),
             );
             (response, 0)
+        }
+    }
+}
+
+/// A `/v2` request without a key: served under its client address's limit, free.
+async fn anonymous(service: &Service, request: Request, next: Next) -> Response {
+    let address = request
+        .extensions()
+        .get::<ClientAddr>()
+        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.0.ip());
+    let limiter = &service.v2.anonymous;
+    match limiter.check_at(address, std::time::Instant::now()) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => {
+            let secs = refused.retry_after_secs();
+            let (limit, _) = limiter.limit();
+            let mut response = error_response(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "more than {limit} requests in a minute from this address without an API key; send X-Api-Key for your team's limit"
+                ),
+                json!({"limit": limit, "window_seconds": 60, "retry_after": secs}),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            response
         }
     }
 }

@@ -42,6 +42,7 @@ mod service;
 pub mod state;
 #[cfg(test)]
 mod testing;
+pub mod v2;
 pub mod webhooks;
 
 pub use clock::{rfc3339, unix_now};

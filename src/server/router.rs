@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::{RawQuery, Request, State};
+use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -15,11 +15,12 @@ use serde_json::json;
 use tracing::Instrument;
 
 use super::accounts::{self, Endpoint};
-use super::errors::{error_response, json_response};
+use super::errors::{error_response, json_response, ErrorMessage};
 use super::handlers::{self, PathParams};
 use super::log;
 use super::metering;
 use super::service::{Admitted, Service};
+use super::v2::{self, V2_ROUTES};
 
 /// The OpenAPI 3.1 document of the service, served at `/openapi.json`.
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -66,6 +67,24 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
             None => get(|| async { json_response(StatusCode::OK, r#"{"status":"ok"}"#.into()) }),
         };
         router = router.route(path, route);
+    }
+    for (path, route) in V2_ROUTES {
+        let answer = get(
+            move |State(service): State<Arc<Service>>,
+                  path: PathParams,
+                  RawQuery(query): RawQuery| async move {
+                let Ok(Path(params)) = path else {
+                    return handlers::invalid_path();
+                };
+                let id = params.into_iter().find(|(k, _)| k == "id").map(|(_, v)| v);
+                v2::answer(service, route, id, query).await
+            },
+        )
+        .route_layer(middleware::from_fn_with_state(
+            (service.clone(), route),
+            metering::meter_v2,
+        ));
+        router = router.route(path, answer);
     }
     with_operations(router, timeout).with_state(service)
 }
@@ -221,6 +240,25 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
             .unwrap_or_default(),
         started.elapsed(),
     );
+    if path == "/v2" || path.starts_with("/v2/") {
+        in_v2_shape(response)
+    } else {
+        response
+    }
+}
+
+/// An error answer on `/v2` in v2's shape, `{"error": {"message", "code"}}`, with its
+/// status and headers (`Retry-After`, `Allow`); other answers as they are.
+fn in_v2_shape(mut response: Response) -> Response {
+    let Some(ErrorMessage(message)) = response.extensions_mut().remove::<ErrorMessage>() else {
+        return response;
+    };
+    let body = v2::error_body(response.status(), &message);
+    let headers = response.headers_mut();
+    // The v1 body may have been compressed; the new one is not.
+    headers.remove(header::CONTENT_ENCODING);
+    headers.remove(header::CONTENT_LENGTH);
+    *response.body_mut() = axum::body::Body::from(body);
     response
 }
 

@@ -222,6 +222,17 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
             service.teams(),
         ),
     );
+    let service = service.with_v2(&config.v2_catalog, config.v2_anonymous_per_minute);
+    // The /v2 records, rendered before the first request (and again by the first request
+    // after a reload).
+    let engine = service.engine().current();
+    if service.render_v2_view(&engine).is_some() {
+        log::event(
+            "v2",
+            &format!("/v2 serves catalog {} (English cards)", config.v2_catalog),
+        );
+    }
+    drop(engine);
     let service = Arc::new(service);
     runtime.block_on(serve(
         service, state, config, webhooks, stamp, hangup, stopping,

@@ -7,8 +7,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use super::accounts::{self, Accounts, KeyRing, Team};
 use super::charging::Charging;
+use super::limit::AddressLimiter;
 use super::log;
 use super::state::{State, StateError};
+use super::v2::{self, V2View};
 use crate::{Engine, LiveEngine};
 
 /// The team a request was admitted for (its number in the accounts), in the request's
@@ -82,6 +84,25 @@ impl Metered {
 pub struct Service {
     engine: LiveEngine,
     pub(super) metered: Option<Metered>,
+    pub(super) v2: V2Surface,
+}
+
+/// The `/v2` surface's settings and its records, rendered for the engine of the moment.
+pub(super) struct V2Surface {
+    catalog: String,
+    view: RwLock<Option<Arc<V2View>>>,
+    /// Requests without a key, per client address.
+    pub anonymous: AddressLimiter,
+}
+
+impl V2Surface {
+    fn new(catalog: &str, anonymous_per_minute: u32) -> V2Surface {
+        V2Surface {
+            catalog: catalog.to_string(),
+            view: RwLock::new(None),
+            anonymous: AddressLimiter::new(anonymous_per_minute as usize, Duration::from_secs(60)),
+        }
+    }
 }
 
 impl std::fmt::Debug for Service {
@@ -99,6 +120,7 @@ impl Service {
         Service {
             engine: LiveEngine::new(engine),
             metered: None,
+            v2: V2Surface::new(v2::DEFAULT_CATALOG, v2::DEFAULT_ANONYMOUS_PER_MINUTE),
         }
     }
 
@@ -122,7 +144,38 @@ impl Service {
                 version: AtomicU64::new(version),
                 charging,
             }),
+            v2: V2Surface::new(v2::DEFAULT_CATALOG, v2::DEFAULT_ANONYMOUS_PER_MINUTE),
         }
+    }
+
+    /// The same service with `/v2` over `catalog`, allowing `anonymous_per_minute`
+    /// requests a minute per client address without a key.
+    pub fn with_v2(mut self, catalog: &str, anonymous_per_minute: u32) -> Service {
+        self.v2 = V2Surface::new(catalog, anonymous_per_minute);
+        self
+    }
+
+    /// The catalog `/v2` serves.
+    pub(super) fn v2_catalog(&self) -> &str {
+        &self.v2.catalog
+    }
+
+    /// The `/v2` records of `engine`, when they are rendered already.
+    pub(super) fn v2_view_of(&self, engine: &Arc<Engine>) -> Option<Arc<V2View>> {
+        let view = self.v2.view.read().unwrap_or_else(|e| e.into_inner());
+        view.as_ref().filter(|v| v.is_of(engine)).cloned()
+    }
+
+    /// Renders the `/v2` records of `engine` (unless another thread just did) and keeps
+    /// them; `None` when `engine` has no catalog for `/v2`.
+    pub(super) fn render_v2_view(&self, engine: &Arc<Engine>) -> Option<Arc<V2View>> {
+        if let Some(view) = self.v2_view_of(engine) {
+            return Some(view);
+        }
+        let catalog = engine.catalog(&self.v2.catalog)?;
+        let view = Arc::new(V2View::build(engine, catalog));
+        *self.v2.view.write().unwrap_or_else(|e| e.into_inner()) = Some(view.clone());
+        Some(view)
     }
 
     /// Reads the accounts again when keys or teams were added or imported since they

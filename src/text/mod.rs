@@ -327,6 +327,40 @@ pub fn whole_number(s: &str) -> Option<f64> {
     s.parse::<i64>().ok().map(|n| n as f64)
 }
 
+/// Parses a date written `YYYY/MM/DD` or `YYYY-MM-DD` (one separator, twice), alone or
+/// followed by a time after a space or `T` (`2022/10/10 15:12:00`), as the number
+/// `YYYYMMDD`: ranges and comparisons in `q` compare dates as these numbers
+/// (`release_date>=2020/01/01`, `release_date:[2020-01-01 TO *]`), the time ignored.
+pub fn date_number(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let separator = *b.get(4)?;
+    if b.len() < 10 || !matches!(separator, b'/' | b'-') || b[7] != separator {
+        return None;
+    }
+    let digits = |at: std::ops::Range<usize>| -> Option<u32> {
+        b[at].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    if let Some((&first, time)) = b[10..].split_first() {
+        let clock = |c: &u8| c.is_ascii_digit() || matches!(c, b':' | b'.' | b'Z');
+        if !matches!(first, b' ' | b'T') || time.is_empty() || !time.iter().all(clock) {
+            return None;
+        }
+    }
+    Some(f64::from(year * 10_000 + month * 100 + day))
+}
+
+/// The number a string value compares as in ranges and comparisons: a whole number
+/// ([`whole_number`]) or a date ([`date_number`]).
+pub fn numeric_string(s: &str) -> Option<f64> {
+    whole_number(s).or_else(|| date_number(s))
+}
+
 /// The number of terminal columns `s` takes: wide (East Asian) characters count two,
 /// combining marks none. Used to put carets under the right character in error messages.
 pub fn display_width(s: &str) -> usize {
@@ -354,6 +388,32 @@ fn char_width(c: char) -> usize {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn dates_are_numbers_yyyymmdd() {
+        assert_eq!(date_number("2020/05/01"), Some(20_200_501.0));
+        assert_eq!(date_number("1999-01-09"), Some(19_990_109.0));
+        assert_eq!(date_number("2022/10/10 15:12:00"), Some(20_221_010.0));
+        assert_eq!(date_number("2022-10-10T15:12:00Z"), Some(20_221_010.0));
+        for not in [
+            "2020/05-01",
+            "2020/13/01",
+            "2020/00/10",
+            "2020/01/32",
+            "2020/1/01",
+            "20200501",
+            "2020/05/01 ",
+            "2020/05/01 noon",
+            "2020/05/01x",
+            "",
+            "2020/05",
+        ] {
+            assert_eq!(date_number(not), None, "{not}");
+        }
+        assert_eq!(numeric_string("120"), Some(120.0));
+        assert_eq!(numeric_string("2020/05/01"), Some(20_200_501.0));
+        assert_eq!(numeric_string("May 2020"), None);
+    }
 
     /// Characters that test the stretch boundaries: ASCII letters and spaces, combining
     /// marks that attach to an ASCII letter, precomposed and compatibility characters,

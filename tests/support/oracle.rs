@@ -205,7 +205,40 @@ impl Records {
 fn numeric(vals: &[Scalar]) -> impl Iterator<Item = f64> + '_ {
     vals.iter().filter_map(|v| match v {
         Scalar::Num(x) => Some(*x),
-        Scalar::Str(s) => whole_number(s),
+        Scalar::Str(s) => whole_number(s).or_else(|| date(s)),
+    })
+}
+
+/// Strings that are dates, `YYYY/MM/DD` or `YYYY-MM-DD`, maybe followed by a time after a
+/// space or `T`: the number `YYYYMMDD`.
+fn date(s: &str) -> Option<f64> {
+    let (day, time) = match s.find([' ', 'T']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    if let Some(time) = time {
+        if time.is_empty()
+            || !time
+                .chars()
+                .all(|c| c.is_ascii_digit() || ":.Z".contains(c))
+        {
+            return None;
+        }
+    }
+    ['/', '-'].into_iter().find_map(|separator| {
+        let parts: Vec<&str> = day.split(separator).collect();
+        let shape = [4, 2, 2];
+        if parts.len() != 3
+            || parts
+                .iter()
+                .zip(shape)
+                .any(|(p, n)| p.len() != n || !p.chars().all(|c| c.is_ascii_digit()))
+        {
+            return None;
+        }
+        let [y, m, d] = [0, 1, 2].map(|i| parts[i].parse::<u32>().unwrap());
+        ((1..=12).contains(&m) && (1..=31).contains(&d))
+            .then(|| f64::from(y * 10_000 + m * 100 + d))
     })
 }
 

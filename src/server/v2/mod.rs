@@ -1,0 +1,356 @@
+//! The Pokémon TCG API v2 surface, `/v2/...`, over one catalog of the same engine
+//! (`pokemon` unless `--v2-catalog` names another), English cards only: what a v2 client
+//! (the official SDKs, or plain HTTP) calls, answered the way v2 answered.
+//!
+//! - `GET /v2/cards` and `/v2/sets`: `q` (v2's field spellings, see [`query`]), `page`
+//!   (from 1), `pageSize` (1 to 250, default 250), `orderBy` (`-set.releaseDate,number`),
+//!   `select` (top-level fields); `{data, page, pageSize, count, totalCount}`. Other
+//!   parameters are ignored, as v2 ignored them.
+//! - `GET /v2/cards/{id}` and `/v2/sets/{id}`: `{data: {...}}` (`select` applies).
+//! - `GET /v2/types`, `/v2/subtypes`, `/v2/supertypes`, `/v2/rarities`: `{data: [...]}`,
+//!   the values the catalog's English cards hold.
+//! - Errors: `{"error": {"message", "code": <status>}}`, for every refusal on `/v2`,
+//!   whoever makes it (the router, the metering layer or these handlers).
+//!
+//! The records are v2's ([`view`]): rendered once per loaded engine, so a page costs what
+//! a `/v1` page does.
+
+mod query;
+mod view;
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::json;
+
+use super::accounts::Endpoint;
+use super::errors::{engine_error, error_response, json_response};
+use super::service::Service;
+use crate::json::transcode::Transcoder;
+use crate::{Catalog, Engine, SearchRequest};
+
+pub(crate) use view::V2View;
+
+/// The catalog the v2 surface serves unless configured otherwise.
+pub const DEFAULT_CATALOG: &str = "pokemon";
+
+/// The largest `pageSize`, and the default.
+pub const MAX_PAGE_SIZE: u32 = 250;
+
+/// The requests per minute a client address may make on `/v2` without a key, unless
+/// configured otherwise.
+pub const DEFAULT_ANONYMOUS_PER_MINUTE: u32 = 30;
+
+/// A `/v2` route: what it answers, what it is charged as, its name in logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V2Route {
+    /// `/v2/cards`
+    Cards,
+    /// `/v2/cards/{id}`
+    Card,
+    /// `/v2/sets`
+    Sets,
+    /// `/v2/sets/{id}`
+    Set,
+    /// `/v2/types`, `/v2/subtypes`, `/v2/supertypes`, `/v2/rarities`: the list's number in
+    /// that order.
+    List(usize),
+}
+
+/// Every `/v2` route, as axum path patterns.
+pub const V2_ROUTES: [(&str, V2Route); 8] = [
+    ("/v2/cards", V2Route::Cards),
+    ("/v2/cards/{id}", V2Route::Card),
+    ("/v2/sets", V2Route::Sets),
+    ("/v2/sets/{id}", V2Route::Set),
+    ("/v2/types", V2Route::List(0)),
+    ("/v2/subtypes", V2Route::List(1)),
+    ("/v2/supertypes", V2Route::List(2)),
+    ("/v2/rarities", V2Route::List(3)),
+];
+
+impl V2Route {
+    /// The `/v1` endpoint whose credit cost it has: a search of cards or sets costs what
+    /// one of cards or expansions does, one card or set what one card or expansion does,
+    /// and a value list what a list of expansions does.
+    pub fn charged_as(self) -> Endpoint {
+        match self {
+            V2Route::Cards => Endpoint::Cards,
+            V2Route::Card => Endpoint::Card,
+            V2Route::Sets | V2Route::List(_) => Endpoint::Expansions,
+            V2Route::Set => Endpoint::Expansion,
+        }
+    }
+
+    /// The route's name in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            V2Route::Cards => "v2_cards",
+            V2Route::Card => "v2_card",
+            V2Route::Sets => "v2_sets",
+            V2Route::Set => "v2_set",
+            V2Route::List(0) => "v2_types",
+            V2Route::List(1) => "v2_subtypes",
+            V2Route::List(2) => "v2_supertypes",
+            V2Route::List(_) => "v2_rarities",
+        }
+    }
+}
+
+/// The v2 error body for `status` with `message`.
+pub(super) fn error_body(status: StatusCode, message: &str) -> Vec<u8> {
+    json!({"error": {"message": message, "code": status.as_u16()}})
+        .to_string()
+        .into_bytes()
+}
+
+/// A v2 error answer (the router rewrites any error on `/v2` to this shape; handlers
+/// use the service's error answer and let it).
+fn refuse(status: StatusCode, message: String) -> Response {
+    error_response(status, "invalid_parameter", message, json!({}))
+}
+
+/// The answer of `route`, with `id` from the path and the query string `query`.
+pub(super) async fn answer(
+    service: Arc<Service>,
+    route: V2Route,
+    id: Option<String>,
+    query: Option<String>,
+) -> Response {
+    let Some((engine, view)) = view_of(&service).await else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!(
+                "this server has no catalog `{}` to serve /v2 from (see --v2-catalog)",
+                service.v2_catalog()
+            ),
+            json!({}),
+        );
+    };
+    let Some(catalog) = engine.catalog(service.v2_catalog()) else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "the /v2 catalog is gone".into(),
+            json!({}),
+        );
+    };
+    let params = Params::read(query.as_deref());
+    match route {
+        V2Route::Cards | V2Route::Sets => search(catalog, &view, route, &params),
+        V2Route::Card | V2Route::Set => one(
+            catalog,
+            &view,
+            route,
+            id.as_deref().unwrap_or_default(),
+            &params,
+        ),
+        V2Route::List(i) => json_response(StatusCode::OK, view.list(i).as_bytes().to_vec()),
+    }
+}
+
+/// The engine now and its v2 view, rendered on a blocking thread when the engine changed
+/// since the last one; `None` when the engine has no v2 catalog.
+async fn view_of(service: &Arc<Service>) -> Option<(Arc<Engine>, Arc<V2View>)> {
+    let engine = service.engine().current();
+    if let Some(view) = service.v2_view_of(&engine) {
+        return Some((engine, view));
+    }
+    let service = service.clone();
+    tokio::task::spawn_blocking(move || {
+        let view = service.render_v2_view(&engine)?;
+        Some((engine, view))
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// v2's list parameters, as given (the last of a repeated one).
+#[derive(Debug, Default)]
+struct Params {
+    q: String,
+    page: Option<String>,
+    page_size: Option<String>,
+    order_by: Option<String>,
+    select: Option<String>,
+}
+
+impl Params {
+    fn read(query: Option<&str>) -> Params {
+        let mut params = Params::default();
+        for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            let value = value.into_owned();
+            match &*name {
+                "q" => params.q = value,
+                "page" => params.page = Some(value),
+                "pageSize" => params.page_size = Some(value),
+                "orderBy" => params.order_by = Some(value),
+                "select" => params.select = Some(value),
+                _ => {}
+            }
+        }
+        params
+    }
+
+    /// `page` and `pageSize`, or what they may be.
+    fn paging(&self) -> Result<(u32, u32), String> {
+        let whole = |name: &str, value: &Option<String>, default: u32, max: u32| match value {
+            None => Ok(default),
+            Some(text) => match text.trim().parse::<u32>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => Err(format!(
+                    "{name} must be a whole number between 1 and {max}; got `{text}`"
+                )),
+            },
+        };
+        Ok((
+            whole("page", &self.page, 1, u32::MAX)?,
+            whole("pageSize", &self.page_size, MAX_PAGE_SIZE, MAX_PAGE_SIZE)?,
+        ))
+    }
+}
+
+/// `/v2/cards` or `/v2/sets`.
+fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> Response {
+    let (page, page_size) = match params.paging() {
+        Ok(paging) => paging,
+        Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
+    };
+    let cards = route == V2Route::Cards;
+    let of = if cards {
+        query::Of::Cards
+    } else {
+        query::Of::Sets
+    };
+    let q = query::q(&params.q, of);
+    let order_by = params.order_by.as_deref().map(|o| query::order_by(o, of));
+    let req = SearchRequest {
+        q: &q,
+        lang: view.lang,
+        page,
+        page_size,
+        order_by: order_by.as_deref(),
+        select: None,
+        include: None,
+    };
+    let hits = if cards {
+        catalog.hits(&req)
+    } else {
+        catalog.expansion_hits(&req)
+    };
+    let hits = match hits {
+        Ok(hits) => hits,
+        Err(e) => return engine_error(&e),
+    };
+    let select = match Select::new(params.select.as_deref(), view, cards) {
+        Ok(select) => select,
+        Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
+    };
+    let mut body = String::with_capacity(hits.record_ids.len() * 2048 + 96);
+    body.push_str("{\"data\":[");
+    let mut count = 0;
+    for &id in &hits.record_ids {
+        let record = if cards { view.card(id) } else { view.set(id) };
+        let Some(record) = record else { continue };
+        if count > 0 {
+            body.push(',');
+        }
+        select.write(record, &mut body);
+        count += 1;
+    }
+    body.push_str(&format!(
+        "],\"page\":{page},\"pageSize\":{page_size},\"count\":{count},\"totalCount\":{}}}",
+        hits.total_count
+    ));
+    json_response(StatusCode::OK, body.into_bytes())
+}
+
+/// `/v2/cards/{id}` or `/v2/sets/{id}`.
+fn one(catalog: &Catalog, view: &V2View, route: V2Route, id: &str, params: &Params) -> Response {
+    let cards = route == V2Route::Card;
+    let (collection, what) = if cards {
+        (catalog.cards(), "card")
+    } else {
+        (catalog.expansions(), "set")
+    };
+    let record = collection
+        .find(id)
+        .and_then(|r| if cards { view.card(r) } else { view.set(r) });
+    let Some(record) = record else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no {what} with id `{id}`"),
+            json!({}),
+        );
+    };
+    let select = match Select::new(params.select.as_deref(), view, cards) {
+        Ok(select) => select,
+        Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
+    };
+    let mut body = String::with_capacity(record.len() + 16);
+    body.push_str("{\"data\":");
+    select.write(record, &mut body);
+    body.push('}');
+    json_response(StatusCode::OK, body.into_bytes())
+}
+
+/// `select`: the top-level fields kept, or all.
+struct Select(Option<Vec<String>>);
+
+impl Select {
+    fn new(select: Option<&str>, view: &V2View, cards: bool) -> Result<Select, String> {
+        let Some(text) = select.filter(|s| !s.trim().is_empty()) else {
+            return Ok(Select(None));
+        };
+        let known = if cards {
+            view.card_fields()
+        } else {
+            view.set_fields()
+        };
+        let mut fields = Vec::new();
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if !known.iter().any(|k| k == name) {
+                let hint = crate::naming::suggest(name, known.iter().map(String::as_str))
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                let what = if cards { "card" } else { "set" };
+                return Err(format!("select: no {what} has a field `{name}`{hint}"));
+            }
+            fields.push(name.to_string());
+        }
+        Ok(Select(Some(fields)))
+    }
+
+    /// Writes `record` (a v2 object) with the selected fields only.
+    fn write(&self, record: &str, out: &mut String) {
+        let Some(fields) = &self.0 else {
+            out.push_str(record);
+            return;
+        };
+        let mut t = Transcoder::default();
+        if t.record(record).is_err() {
+            out.push_str(record);
+            return;
+        }
+        out.push('{');
+        let mut first = true;
+        for m in &t.layout.members {
+            let key = std::str::from_utf8(&t.out[m.key.clone()]).unwrap_or_default();
+            if fields.iter().any(|f| f == key) {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push('"');
+                out.push_str(key);
+                out.push_str("\":");
+                out.push_str(std::str::from_utf8(&t.out[m.value.clone()]).unwrap_or_default());
+            }
+        }
+        out.push('}');
+    }
+}

@@ -1,0 +1,119 @@
+//! v2's field spellings on the engine's: `set.*` is the card's `expansion` (`set.id` its
+//! `expansion_id`, `set.ptcgoCode` its `expansion.code`), every other field as written
+//! (the engine reads camelCase as snake_case). Applied to `q`, term by term, and to
+//! `orderBy`, key by key.
+
+use std::borrow::Cow;
+
+use crate::naming::snake_case;
+use crate::query::{parse, Expr};
+
+/// Which records a query is about: cards, or sets (whose fields are their own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Of {
+    Cards,
+    Sets,
+}
+
+/// The engine's name for the v2 field path `field` of a card or a set.
+pub(crate) fn field(field: &str, of: Of) -> Cow<'_, str> {
+    match (of, field.strip_prefix("set.")) {
+        (Of::Cards, Some("id")) => Cow::Borrowed("expansion_id"),
+        (Of::Cards, Some("ptcgoCode")) => Cow::Borrowed("expansion.code"),
+        (Of::Cards, Some(rest)) => Cow::Owned(format!("expansion.{}", snake_case(rest))),
+        (Of::Sets, _) if field == "ptcgoCode" => Cow::Borrowed("code"),
+        _ => Cow::Borrowed(field),
+    }
+}
+
+/// `q` with every v2 field path replaced by the engine's. A `q` that does not parse is
+/// returned as it is, for the engine to say where and why.
+pub(crate) fn q(q: &str, of: Of) -> Cow<'_, str> {
+    let Ok(query) = parse(q) else {
+        return Cow::Borrowed(q);
+    };
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    if let Some(expr) = &query.expr {
+        collect(expr, of, &mut edits);
+    }
+    if edits.is_empty() {
+        return Cow::Borrowed(q);
+    }
+    edits.sort_by_key(|(at, _)| at.start);
+    let mut out = String::with_capacity(q.len() + 16 * edits.len());
+    let mut copied = 0;
+    for (at, name) in edits {
+        out.push_str(&q[copied..at.start]);
+        out.push_str(&name);
+        copied = at.end;
+    }
+    out.push_str(&q[copied..]);
+    Cow::Owned(out)
+}
+
+/// The field renames of the terms under `expr`: where each field is written and its
+/// engine name.
+fn collect(expr: &Expr<'_>, of: Of, edits: &mut Vec<(std::ops::Range<usize>, String)>) {
+    match expr {
+        Expr::And(items) | Expr::Or(items) => items.iter().for_each(|e| collect(e, of, edits)),
+        Expr::Not(inner) => collect(inner, of, edits),
+        Expr::Term(term) => {
+            // Grouped values (`types:(fire OR water)`) hold no fields: the term's is all.
+            if let Some(written) = &term.field {
+                let name = field(&written.value, of);
+                if name != written.value.as_ref() {
+                    edits.push((written.span.start..written.span.end, name.into_owned()));
+                }
+            }
+        }
+    }
+}
+
+/// `orderBy` with v2 field paths replaced by the engine's (`-set.releaseDate,number` →
+/// `-expansion.release_date,number`).
+pub(crate) fn order_by(order_by: &str, of: Of) -> String {
+    order_by
+        .split(',')
+        .map(|key| {
+            let key = key.trim();
+            match key.strip_prefix('-') {
+                Some(name) => format!("-{}", field(name.trim(), of)),
+                None => field(key, of).into_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_fields_name_the_expansion() {
+        let cards = |text| q(text, Of::Cards);
+        assert_eq!(
+            cards(
+                r#"set.id:base1 AND (set.series:"Scarlet & Violet" OR -set.ptcgoCode:BS) name:pika*"#
+            ),
+            r#"expansion_id:base1 AND (expansion.series:"Scarlet & Violet" OR -expansion.code:BS) name:pika*"#
+        );
+        assert_eq!(cards("set.releaseDate:2020"), "expansion.release_date:2020");
+        assert_eq!(
+            cards("nationalPokedexNumbers:25"),
+            "nationalPokedexNumbers:25"
+        );
+        // Left for the engine to place its error.
+        assert_eq!(cards("set.id:(a"), "set.id:(a");
+        assert_eq!(
+            order_by("-set.releaseDate, number,set.printedTotal", Of::Cards),
+            "-expansion.release_date,number,expansion.printed_total"
+        );
+        // A set's fields are its own.
+        assert_eq!(
+            q("ptcgoCode:BS series:base", Of::Sets),
+            "code:BS series:base"
+        );
+        assert_eq!(order_by("-releaseDate", Of::Sets), "-releaseDate");
+    }
+}

@@ -1,0 +1,426 @@
+//! The Pokémon TCG API v2's records over one catalog, rendered once per loaded engine:
+//! each English card and set as v2 served it, and the value lists of `/v2/types`,
+//! `/v2/subtypes`, `/v2/supertypes` and `/v2/rarities`.
+//!
+//! A record of the catalog becomes its v2 form by these rules (SERVER.md lists them):
+//!
+//! - every key, at every depth, in camelCase (`national_pokedex_numbers` →
+//!   `nationalPokedexNumbers`, `1st_edition_holofoil` → `1stEditionHolofoil`): the inverse
+//!   of the importer's snake_case, so a card imported from the v2 data set gets its keys
+//!   back;
+//! - a card loses what cardex adds to it (`expansion_id`, `expansion`, `language`,
+//!   `language_code`, `printings`) and gets its set's v2 object as `set`, before `number` as v2 wrote it;
+//! - a set's `code` is `ptcgoCode`, and it loses `language`, `language_code` and
+//!   `translation`;
+//! - in catalogs written in cardex's own layout: a card's `images` list becomes v2's
+//!   `{small, large}` (the front image), a set's `logo` and `symbol` become `images`, and a
+//!   card's `variants` with raw Near Mint prices become `tcgplayer` (USD: `prices` per
+//!   variant name, with `low`, `mid`, `high`, `market`) and `cardmarket` (EUR: `prices`
+//!   with `lowPrice`, `averageSellPrice` and `trendPrice`, the last two the market price).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Weak};
+
+use serde_json::{json, Map, Value};
+
+use crate::json::transcode::{Kind, Member, Transcoder};
+use crate::json::write::write_str;
+use crate::{Catalog, Engine, SearchRequest};
+
+/// The card members cardex adds, which v2 cards do not have (after camelCase).
+const ADDED_TO_CARDS: [&str; 6] = [
+    "expansionId",
+    "expansion",
+    "language",
+    "languageCode",
+    "printings",
+    "variants",
+];
+
+/// The set members cardex adds, which v2 sets do not have (after camelCase).
+const ADDED_TO_SETS: [&str; 3] = ["language", "languageCode", "translation"];
+
+/// The v2 value lists, in the order of [`V2View::list`]'s argument.
+pub(crate) const LISTS: [(&str, &str); 4] = [
+    ("types", "types"),
+    ("subtypes", "subtypes"),
+    ("supertypes", "supertype"),
+    ("rarities", "rarity"),
+];
+
+/// One catalog's records in their v2 form, for the engine they were rendered from.
+#[derive(Debug)]
+pub(crate) struct V2View {
+    engine: Weak<Engine>,
+    /// The language scope of the v2 surface: `en`, or none in a catalog without languages.
+    pub lang: Option<&'static str>,
+    /// By card record id: the card's v2 JSON (English cards only).
+    cards: Vec<Option<Box<str>>>,
+    /// By expansion record id: the set's v2 JSON.
+    sets: Vec<Option<Box<str>>>,
+    /// `{"data":[...]}` of each of [`LISTS`].
+    lists: [Box<str>; 4],
+    /// The top-level fields of the cards, and of the sets (for `select`).
+    card_fields: Vec<String>,
+    set_fields: Vec<String>,
+}
+
+impl V2View {
+    /// The v2 records of `catalog` in `engine`.
+    pub(crate) fn build(engine: &Arc<Engine>, catalog: &Catalog) -> V2View {
+        let lang = catalog
+            .languages()
+            .iter()
+            .any(|l| l == "en")
+            .then_some("en");
+        let everything =
+            |hits: crate::Result<crate::Hits>| hits.map(|h| h.record_ids).unwrap_or_default();
+        let scope = SearchRequest {
+            lang,
+            page_size: u32::MAX,
+            ..SearchRequest::default()
+        };
+        let mut transcoder = Transcoder {
+            rename: Some(camel_case),
+            ..Transcoder::default()
+        };
+
+        let mut sets = vec![None; catalog.expansions().len()];
+        let mut set_of: HashMap<String, u32> = HashMap::new();
+        let mut set_fields = BTreeSet::new();
+        for id in everything(catalog.expansion_hits(&scope)) {
+            if let Some(json) = v2_set(&mut transcoder, catalog.expansions().doc(id)) {
+                top_level(&json, &mut set_fields);
+                set_of.insert(catalog.expansions().record_id(id).into_owned(), id);
+                sets[id as usize] = Some(json.into_boxed_str());
+            }
+        }
+
+        let mut cards = vec![None; catalog.cards().len()];
+        let mut values: [BTreeSet<String>; 4] = Default::default();
+        let mut card_fields = BTreeSet::new();
+        for id in everything(catalog.hits(&scope)) {
+            let doc = catalog.cards().doc(id);
+            let Some(json) = v2_card(&mut transcoder, doc, |expansion| {
+                set_of
+                    .get(expansion)
+                    .and_then(|&set| sets[set as usize].as_deref())
+            }) else {
+                continue;
+            };
+            if let Ok(Value::Object(card)) = serde_json::from_str::<Value>(&json) {
+                card_fields.extend(card.keys().cloned());
+                for (list, (_, field)) in values.iter_mut().zip(LISTS) {
+                    match card.get(field) {
+                        Some(Value::String(s)) => {
+                            list.insert(s.clone());
+                        }
+                        Some(Value::Array(items)) => {
+                            list.extend(items.iter().filter_map(|v| v.as_str().map(String::from)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            cards[id as usize] = Some(json.into_boxed_str());
+        }
+        let lists = values.map(|list| {
+            let data: Vec<String> = list.into_iter().collect();
+            json!({ "data": data }).to_string().into_boxed_str()
+        });
+        V2View {
+            engine: Arc::downgrade(engine),
+            lang,
+            cards,
+            sets,
+            lists,
+            card_fields: card_fields.into_iter().collect(),
+            set_fields: set_fields.into_iter().collect(),
+        }
+    }
+
+    /// The top-level fields the cards have.
+    pub(crate) fn card_fields(&self) -> &[String] {
+        &self.card_fields
+    }
+
+    /// The top-level fields the sets have.
+    pub(crate) fn set_fields(&self) -> &[String] {
+        &self.set_fields
+    }
+
+    /// Whether this view was rendered from `engine`.
+    pub(crate) fn is_of(&self, engine: &Arc<Engine>) -> bool {
+        std::ptr::eq(self.engine.as_ptr(), Arc::as_ptr(engine))
+    }
+
+    /// The v2 JSON of card record `id`.
+    pub(crate) fn card(&self, id: u32) -> Option<&str> {
+        self.cards.get(id as usize)?.as_deref()
+    }
+
+    /// The v2 JSON of expansion record `id`.
+    pub(crate) fn set(&self, id: u32) -> Option<&str> {
+        self.sets.get(id as usize)?.as_deref()
+    }
+
+    /// `{"data":[...]}` of list `i` of [`LISTS`].
+    pub(crate) fn list(&self, i: usize) -> &str {
+        &self.lists[i]
+    }
+}
+
+/// The camelCase spelling of a snake_case key: each `_x` is `X` (`1st_edition_holofoil`
+/// → `1stEditionHolofoil`); a leading, trailing or doubled `_` stays.
+pub(crate) fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut chars = key.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('_', Some(next)) if !out.is_empty() && next.is_ascii_alphanumeric() => {
+                let next = chars.next().unwrap_or_default();
+                out.push(next.to_ascii_uppercase());
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Adds the top-level keys of the JSON object `json` to `fields`.
+fn top_level(json: &str, fields: &mut BTreeSet<String>) {
+    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(json) {
+        fields.extend(object.keys().cloned());
+    }
+}
+
+/// The text of a member's key (as written, escaped) and value in `out`.
+fn parts<'o>(out: &'o [u8], m: &Member) -> (&'o str, &'o str) {
+    let text = |r: std::ops::Range<usize>| std::str::from_utf8(&out[r]).unwrap_or_default();
+    (text(m.key.clone()), text(m.value.clone()))
+}
+
+/// Writes `"key":value` into the object being built in `json`.
+fn member(json: &mut String, key: &str, value: &str) {
+    if json.len() > 1 {
+        json.push(',');
+    }
+    let mut quoted = Vec::with_capacity(key.len() + 2);
+    write_str(key, &mut quoted);
+    json.push_str(std::str::from_utf8(&quoted).unwrap_or_default());
+    json.push(':');
+    json.push_str(value);
+}
+
+/// A set's v2 JSON from its stored JSON.
+fn v2_set(t: &mut Transcoder, doc: &str) -> Option<String> {
+    t.record(doc).ok()?;
+    if t.layout.kind != Some(Kind::Object) {
+        return None;
+    }
+    let mut json = String::with_capacity(t.out.len() + 32);
+    json.push('{');
+    let mut images = Map::new();
+    let mut has_images = false;
+    for m in &t.layout.members {
+        let (key, value) = parts(&t.out, m);
+        match key {
+            k if ADDED_TO_SETS.contains(&k) => {}
+            "code" => member(&mut json, "ptcgoCode", value),
+            "logo" | "symbol" if m.kind == Kind::String => {
+                images.insert(key.to_string(), serde_json::from_str(value).ok()?);
+            }
+            _ => {
+                has_images |= key == "images";
+                member(&mut json, key, value);
+            }
+        }
+    }
+    if !has_images && !images.is_empty() {
+        // v2 lists the symbol first.
+        let mut ordered = Map::new();
+        for k in ["symbol", "logo"] {
+            if let Some(v) = images.remove(k) {
+                ordered.insert(k.to_string(), v);
+            }
+        }
+        member(&mut json, "images", &Value::Object(ordered).to_string());
+    }
+    json.push('}');
+    Some(json)
+}
+
+/// A card's v2 JSON from its stored JSON, with `set_json` giving its set's v2 JSON by the
+/// set's id.
+fn v2_card<'s>(
+    t: &mut Transcoder,
+    doc: &str,
+    set_json: impl Fn(&str) -> Option<&'s str>,
+) -> Option<String> {
+    t.record(doc).ok()?;
+    if t.layout.kind != Some(Kind::Object) {
+        return None;
+    }
+    let mut set = None;
+    let mut variants = None;
+    for m in &t.layout.members {
+        match parts(&t.out, m) {
+            ("expansionId", value) => {
+                set = serde_json::from_str::<String>(value)
+                    .ok()
+                    .and_then(|id| set_json(&id));
+            }
+            ("variants", value) => variants = serde_json::from_str::<Value>(value).ok(),
+            _ => {}
+        }
+    }
+    let mut json = String::with_capacity(t.out.len() + set.map_or(0, str::len) + 16);
+    json.push('{');
+    let mut set_written = set.is_none();
+    for m in &t.layout.members {
+        let (key, value) = parts(&t.out, m);
+        if key == "number" && !set_written {
+            member(&mut json, "set", set.unwrap_or("null"));
+            set_written = true;
+        }
+        match key {
+            k if ADDED_TO_CARDS.contains(&k) => {}
+            "images" if m.kind == Kind::Array => {
+                if let Some(images) = front_image(value) {
+                    member(&mut json, key, &images.to_string());
+                }
+            }
+            _ => member(&mut json, key, value),
+        }
+    }
+    if let Some(set) = set.filter(|_| !set_written) {
+        member(&mut json, "set", set);
+    }
+    if let Some(variants) = variants {
+        let (tcgplayer, cardmarket) = market_prices(&variants);
+        if let Some(tcgplayer) = tcgplayer {
+            member(&mut json, "tcgplayer", &tcgplayer.to_string());
+        }
+        if let Some(cardmarket) = cardmarket {
+            member(&mut json, "cardmarket", &cardmarket.to_string());
+        }
+    }
+    json.push('}');
+    Some(json)
+}
+
+/// v2's `images` (`{small, large}`) from cardex's list of images: the front one, or the
+/// first.
+fn front_image(list: &str) -> Option<Value> {
+    let Ok(Value::Array(images)) = serde_json::from_str::<Value>(list) else {
+        return None;
+    };
+    let front = images
+        .iter()
+        .find(|i| i.get("type").and_then(Value::as_str) == Some("front"))
+        .or_else(|| images.first())?;
+    let mut out = Map::new();
+    for size in ["small", "large"] {
+        if let Some(url) = front.get(size) {
+            out.insert(size.to_string(), url.clone());
+        }
+    }
+    Some(Value::Object(out))
+}
+
+/// v2's `tcgplayer` and `cardmarket` objects from the variants' raw Near Mint prices in USD
+/// and in EUR (keys already in camelCase).
+fn market_prices(variants: &Value) -> (Option<Value>, Option<Value>) {
+    let mut usd = Map::new();
+    let mut eur = None;
+    for variant in variants.as_array().into_iter().flatten() {
+        let name = variant
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("normal");
+        for price in variant
+            .get("prices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let is = |k: &str, v: &str| price.get(k).and_then(Value::as_str) == Some(v);
+            if !is("type", "raw") || !(is("condition", "NM") || price.get("condition").is_none()) {
+                continue;
+            }
+            if is("currency", "USD") && !usd.contains_key(name) {
+                let mut figures = Map::new();
+                for k in ["low", "mid", "high", "market"] {
+                    if let Some(v) = price.get(k).filter(|v| v.is_number()) {
+                        figures.insert(k.to_string(), v.clone());
+                    }
+                }
+                usd.insert(name.to_string(), Value::Object(figures));
+            } else if is("currency", "EUR") && eur.is_none() {
+                let mut figures = Map::new();
+                for (from, to) in [
+                    ("market", "averageSellPrice"),
+                    ("low", "lowPrice"),
+                    ("market", "trendPrice"),
+                ] {
+                    if let Some(v) = price.get(from).filter(|v| v.is_number()) {
+                        figures.insert(to.to_string(), v.clone());
+                    }
+                }
+                eur = Some(json!({ "prices": figures }));
+            }
+        }
+    }
+    let tcgplayer = (!usd.is_empty()).then(|| json!({ "prices": usd }));
+    (tcgplayer, eur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camel_case_undoes_snake_case() {
+        for key in [
+            "nationalPokedexNumbers",
+            "1stEditionHolofoil",
+            "convertedRetreatCost",
+            "id",
+            "ptcgoCode",
+            "reverseHolofoil",
+        ] {
+            assert_eq!(camel_case(&crate::snake_case(key)), key);
+        }
+        assert_eq!(camel_case("_private"), "_private");
+        assert_eq!(camel_case("trailing_"), "trailing_");
+        assert_eq!(camel_case("days_7"), "days7");
+    }
+
+    #[test]
+    fn raw_near_mint_prices_become_tcgplayer_and_cardmarket() {
+        let variants = json!([
+            {"name": "holofoil", "prices": [
+                {"type": "raw", "condition": "NM", "currency": "USD", "low": 1.0, "market": 2.5},
+                {"type": "raw", "condition": "LP", "currency": "USD", "low": 0.5, "market": 1.0},
+                {"type": "graded", "company": "PSA", "grade": "10", "currency": "USD", "market": 90.0},
+                {"type": "raw", "condition": "NM", "currency": "EUR", "low": 0.9, "market": 2.0}
+            ]},
+            {"name": "reverseHolofoil", "prices": [
+                {"type": "raw", "condition": "NM", "currency": "USD", "mid": 3.0, "high": 4.0}
+            ]}
+        ]);
+        let (tcgplayer, cardmarket) = market_prices(&variants);
+        assert_eq!(
+            tcgplayer.unwrap(),
+            json!({"prices": {
+                "holofoil": {"low": 1.0, "market": 2.5},
+                "reverseHolofoil": {"mid": 3.0, "high": 4.0}
+            }})
+        );
+        assert_eq!(
+            cardmarket.unwrap(),
+            json!({"prices": {"averageSellPrice": 2.0, "lowPrice": 0.9, "trendPrice": 2.0}})
+        );
+        assert_eq!(market_prices(&json!([{"name": "normal"}])), (None, None));
+    }
+}

@@ -1,0 +1,469 @@
+//! The Pokémon TCG API v2 surface of `cardex serve`, checked against the public data set
+//! itself (`../shared/data/pokemon-tcg-data`, or the folder named by
+//! `CARDEX_POKEMON_TCG_DATA`), imported with `cardex::import::pokemon_tcg`: every card and
+//! every set as `/v2` serves it equals its object in the data set (the card with its
+//! set's object as `set`), key for key and value for value; the searches, paging, lists,
+//! errors and credentials of v2 clients. Without the data set the tests print a notice
+//! and pass, except under `CI=true`, where its absence fails them.
+
+#![cfg(all(feature = "server", feature = "cli"))]
+
+mod serving;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cardex::import::pokemon_tcg::{import, Options};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use serving::{add_key, scratch, sqlite, Server};
+
+fn source() -> Option<PathBuf> {
+    let src = std::env::var_os("CARDEX_POKEMON_TCG_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/pokemon-tcg-data")
+        });
+    if src.join("sets/en.json").is_file() {
+        return Some(src);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "the Pokémon TCG API data set is missing at {}",
+        src.display()
+    );
+    eprintln!("no data set at {}: skipped", src.display());
+    None
+}
+
+/// The data set: its sets by id, and its cards (each with its set's id), in file order.
+struct Data {
+    sets: BTreeMap<String, Value>,
+    cards: Vec<(String, Value)>,
+}
+
+fn data(src: &std::path::Path) -> Data {
+    let read =
+        |p: PathBuf| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+    let sets = read(src.join("sets/en.json"))
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap().to_string(), s.clone()))
+        .collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(src.join("cards/en"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut cards = Vec::new();
+    for file in files {
+        let set = file.file_stem().unwrap().to_str().unwrap().to_string();
+        for card in read(file).as_array().unwrap() {
+            cards.push((set.clone(), card.clone()));
+        }
+    }
+    Data { sets, cards }
+}
+
+/// The server on the imported data set, and the data set.
+fn start(args: &[&str]) -> Option<(Server, Data, PathBuf)> {
+    let src = source()?;
+    let dir = scratch("v2");
+    let out = dir.join("snapshot");
+    import(&src, &out, &Options::default(), &|_| {}).expect("the import succeeds");
+    let server = Server::start_on(&out, args);
+    Some((server, data(&src), dir))
+}
+
+/// `text` as one percent-encoded path segment (`ex10-?` has a `?`).
+fn segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn get(client: &reqwest::Client, url: &str) -> (StatusCode, Value) {
+    let response = client.get(url).send().await.unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_card_and_set_is_the_data_sets_own() {
+    let Some((server, data, dir)) = start(&[]) else {
+        return;
+    };
+    let client = reqwest::Client::new();
+    assert_eq!(data.cards.len(), 20_078);
+
+    // Every set, one by one and in one page.
+    for (id, set) in &data.sets {
+        let (s, body) = get(&client, &server.url(&format!("/v2/sets/{}", segment(id)))).await;
+        assert_eq!(s, StatusCode::OK, "{id}: {body}");
+        assert_eq!(&body["data"], set, "set {id}");
+    }
+    let (_, page) = get(&client, &server.url("/v2/sets")).await;
+    assert_eq!(
+        (
+            page["page"].clone(),
+            page["pageSize"].clone(),
+            page["count"].clone()
+        ),
+        (json!(1), json!(250), json!(data.sets.len()))
+    );
+    assert_eq!(page["totalCount"], json!(data.sets.len()));
+    let served: BTreeMap<String, Value> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap().to_string(), s.clone()))
+        .collect();
+    assert_eq!(served, data.sets);
+
+    // Every card, by id, eight at a time.
+    let expected: Arc<Vec<(String, Value)>> = Arc::new(
+        data.cards
+            .iter()
+            .map(|(set, card)| {
+                let mut card = card.clone();
+                card["set"] = data.sets[set].clone();
+                (card["id"].as_str().unwrap().to_string(), card)
+            })
+            .collect(),
+    );
+    let mut workers = Vec::new();
+    for worker in 0..8 {
+        let (client, expected, base) = (client.clone(), expected.clone(), server.url(""));
+        workers.push(tokio::spawn(async move {
+            for (id, card) in expected.iter().skip(worker).step_by(8) {
+                let (s, body) = get(&client, &format!("{base}/v2/cards/{}", segment(id))).await;
+                assert_eq!(s, StatusCode::OK, "{id}: {body}");
+                assert!(
+                    &body["data"] == card,
+                    "card {id}: {}\nis not\n{card}",
+                    body["data"]
+                );
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.unwrap();
+    }
+
+    // Every card again, paging through /v2/cards as Card.all() does.
+    let mut seen = BTreeMap::new();
+    for page in 1.. {
+        let (s, body) = get(&client, &server.url(&format!("/v2/cards?page={page}"))).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(body["totalCount"], json!(20_078));
+        let cards = body["data"].as_array().unwrap();
+        assert_eq!(body["count"], json!(cards.len()));
+        for card in cards {
+            seen.insert(card["id"].as_str().unwrap().to_string(), card.clone());
+        }
+        if cards.len() < 250 {
+            break;
+        }
+    }
+    let expected: BTreeMap<String, Value> = expected.iter().cloned().collect();
+    assert_eq!(seen.len(), expected.len());
+    assert!(seen == expected, "a paged card differs from the data set");
+
+    // The value lists, from the data.
+    for (path, field) in [
+        ("types", "types"),
+        ("subtypes", "subtypes"),
+        ("supertypes", "supertype"),
+        ("rarities", "rarity"),
+    ] {
+        let mut values = BTreeSet::new();
+        for (_, card) in &data.cards {
+            match &card[field] {
+                Value::String(s) => {
+                    values.insert(s.clone());
+                }
+                Value::Array(items) => {
+                    values.extend(items.iter().map(|v| v.as_str().unwrap().to_string()))
+                }
+                _ => {}
+            }
+        }
+        let (s, body) = get(&client, &server.url(&format!("/v2/{path}"))).await;
+        assert_eq!(s, StatusCode::OK);
+        let served: BTreeSet<String> = body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(served, values, "/v2/{path}");
+    }
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_queries_paging_order_and_errors() {
+    let Some((server, data, dir)) = start(&[]) else {
+        return;
+    };
+    let client = reqwest::Client::new();
+    let url = |p: &str| server.url(p);
+    let count = |f: &dyn Fn(&str, &Value) -> bool| {
+        data.cards.iter().filter(|(set, card)| f(set, card)).count()
+    };
+
+    // set.* fields name the card's set.
+    let (s, body) = get(&client, &url("/v2/cards?q=set.id:base1&pageSize=5")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(body["totalCount"], json!(count(&|set, _| set == "base1")));
+    assert_eq!(
+        (body["pageSize"].clone(), body["count"].clone()),
+        (json!(5), json!(5))
+    );
+    let series = "Scarlet & Violet";
+    let (_, body) = get(
+        &client,
+        &url("/v2/cards?q=set.series:%22Scarlet%20%26%20Violet%22%20supertype:pokemon&pageSize=1"),
+    )
+    .await;
+    assert_eq!(
+        body["totalCount"],
+        json!(count(
+            &|set, card| data.sets[set]["series"] == series && card["supertype"] == "Pokémon"
+        ))
+    );
+    let (_, body) = get(
+        &client,
+        &url("/v2/cards?q=nationalPokedexNumbers:25&select=id,name"),
+    )
+    .await;
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|_, card| card["nationalPokedexNumbers"]
+            .as_array()
+            .is_some_and(|n| n.contains(&json!(25)))))
+    );
+    let first = &body["data"][0];
+    assert_eq!(first.as_object().unwrap().len(), 2, "{first}");
+    assert!(
+        first["name"].as_str().unwrap().contains("Pikachu"),
+        "{first}"
+    );
+    // v2's date ranges.
+    let (s, body) = get(
+        &client,
+        &url("/v2/cards?q=set.releaseDate:%5B2020/01/01%20TO%20*%5D&pageSize=1"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|set, _| data.sets[set]["releaseDate"]
+            .as_str()
+            .unwrap()
+            >= "2020/01/01"))
+    );
+    let (_, body) = get(
+        &client,
+        &url("/v2/sets?q=releaseDate:%5B*%20TO%201999/12/31%5D&pageSize=250"),
+    )
+    .await;
+    assert_eq!(
+        body["totalCount"],
+        json!(data
+            .sets
+            .values()
+            .filter(|s| s["releaseDate"].as_str().unwrap() <= "1999/12/31")
+            .count())
+    );
+    let (_, body) = get(&client, &url("/v2/sets?q=ptcgoCode:BS")).await;
+    assert_eq!(body["data"][0]["id"], "base1");
+
+    // orderBy: newest set first.
+    let (_, body) = get(
+        &client,
+        &url("/v2/cards?orderBy=-set.releaseDate,number&pageSize=250"),
+    )
+    .await;
+    let newest = data
+        .sets
+        .values()
+        .map(|s| s["releaseDate"].as_str().unwrap())
+        .max()
+        .unwrap();
+    let dates: Vec<&str> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["set"]["releaseDate"].as_str().unwrap())
+        .collect();
+    assert_eq!(dates[0], newest);
+    assert!(dates.windows(2).all(|w| w[0] >= w[1]), "{dates:?}");
+    let (_, body) = get(&client, &url("/v2/sets?orderBy=releaseDate&pageSize=3")).await;
+    assert_eq!(body["data"][0]["id"], "base1");
+
+    // Errors: v2's body, integer codes.
+    for (path, status) in [
+        ("/v2/cards?pageSize=251", 400),
+        ("/v2/cards?pageSize=0", 400),
+        ("/v2/cards?page=0", 400),
+        ("/v2/cards?q=hp:(", 400),
+        ("/v2/cards?q=nmae:pikachu", 400),
+        ("/v2/cards?select=nmae", 400),
+        ("/v2/cards/xy1-99999", 404),
+        ("/v2/sets/nope", 404),
+        ("/v2/nothing", 404),
+    ] {
+        let (s, body) = get(&client, &url(path)).await;
+        assert_eq!(s.as_u16(), status, "{path}: {body}");
+        assert_eq!(body["error"]["code"], json!(status), "{path}: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+        assert_eq!(
+            body["error"].as_object().unwrap().len(),
+            2,
+            "{path}: {body}"
+        );
+    }
+    let (_, body) = get(&client, &url("/v2/cards?q=nmae:pikachu")).await;
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("name"),
+        "{body}"
+    );
+    let response = client.post(url("/v2/cards")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], json!(405));
+    // /v1 keeps its own error body.
+    let (_, body) = get(&client, &url("/pokemon/v1/cards?page_size=101")).await;
+    assert_eq!(body["error"]["code"], "invalid_parameter");
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
+    let Some(src) = source() else {
+        return;
+    };
+    let dir = scratch("v2-keys");
+    let out = dir.join("snapshot");
+    import(&src, &out, &Options::default(), &|_| {}).expect("the import succeeds");
+    let state = sqlite(&dir.join("state.db"));
+    let key = add_key(&state, "acme", 100);
+    let server = Server::start_on(&out, &["--state", &state, "--v2-anonymous-limit", "5"]);
+    let client = reqwest::Client::new();
+    let with_key = |path: &str| {
+        client
+            .get(server.url(path))
+            .header("X-Api-Key", key.as_str())
+            .send()
+    };
+    // A key alone: served and charged like /v1 (1 credit each).
+    for path in [
+        "/v2/cards?pageSize=1",
+        "/v2/cards/base1-4",
+        "/v2/sets",
+        "/v2/types",
+    ] {
+        let response = with_key(path).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+    }
+    // A failed request costs nothing.
+    assert_eq!(
+        with_key("/v2/cards/nope").await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+    // An unknown key: 401 in v2's body.
+    let response = client
+        .get(server.url("/v2/cards"))
+        .header("X-Api-Key", "cdx_0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], json!(401));
+    // /v1 still needs both headers.
+    let response = with_key("/pokemon/v1/cards").await.unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    // Without a key: 5 a minute from this address, then 429 with Retry-After, free.
+    for _ in 0..5 {
+        let response = client.get(server.url("/v2/rarities")).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let response = client.get(server.url("/v2/rarities")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(response.headers().contains_key("retry-after"));
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], json!(429));
+    // The key's team was charged for its four answers only (charges are committed
+    // before the answers leave).
+    let (code, out, err) = serving::cardex(&["accounts", "list", "--state", &state]);
+    assert_eq!(code, Some(0), "{err}");
+    let acme = out.lines().find(|l| l.starts_with("acme\t")).unwrap();
+    assert_eq!(acme.rsplit('\t').next(), Some("4"), "{out}");
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The official Python SDK, `pokemontcgsdk`, with its base URL pointed at the server and
+/// an API key, runs its documented calls (`tests/sdk/pokemontcgsdk_check.py` checks every
+/// answer against the data set). The Python with the SDK installed is
+/// `CARDEX_SDK_PYTHON` (`.ci/run` makes a throw-away virtual environment for it).
+#[test]
+fn the_official_python_sdk_works_against_it() {
+    let Some(python) = std::env::var_os("CARDEX_SDK_PYTHON") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CARDEX_SDK_PYTHON (a Python with pokemontcgsdk) is not set"
+        );
+        eprintln!("CARDEX_SDK_PYTHON is not set: skipped");
+        return;
+    };
+    let Some(src) = source() else {
+        return;
+    };
+    let dir = scratch("v2-sdk");
+    let out = dir.join("snapshot");
+    import(&src, &out, &Options::default(), &|_| {}).expect("the import succeeds");
+    let state = sqlite(&dir.join("state.db"));
+    let key = add_key(&state, "sdk", 1_000_000);
+    let server = Server::start_on(&out, &["--state", &state]);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/sdk/pokemontcgsdk_check.py"
+    );
+    let run = std::process::Command::new(python)
+        .arg(script)
+        .arg(server.url("/v2"))
+        .arg(&src)
+        .arg(&key)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.status.success(), "{said}");
+    assert!(
+        said.contains("20078 cards and 171 sets match the data set"),
+        "{said}"
+    );
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
