@@ -119,7 +119,7 @@ pub use live::{
     ReloadReport,
 };
 pub use load::{LoadError, LoadErrorKind, LoadProgress, RecordAt};
-pub use naming::{field_kind, snake_case, FieldKind};
+pub use naming::{camel_case, field_kind, snake_case, FieldKind};
 pub use plan::{PlanError, PlanErrorKind};
 pub use schema::FieldInfo;
 pub use store::Collection;

@@ -157,6 +157,10 @@ struct ServeArgs {
     /// past it); 0 refuses them all.
     #[arg(long, value_name = "N", default_value_t = cardex::server::v2::DEFAULT_ANONYMOUS_PER_MINUTE)]
     v2_anonymous_limit: u32,
+    /// The header webhook deliveries carry their signature in (`X-Scrydex-Signature` for
+    /// receivers written for Scrydex).
+    #[arg(long, value_name = "NAME", default_value = cardex::webhook::SIGNATURE_HEADER)]
+    signature_header: String,
 }
 
 #[cfg(feature = "server")]
@@ -510,6 +514,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .then(|| std::time::Duration::from_millis(args.watch_interval));
             config.v2_catalog = args.v2_catalog;
             config.v2_anonymous_per_minute = args.v2_anonymous_limit;
+            config.signature_header = args.signature_header;
             let _flushed_at_exit = logging::install(args.log_format);
             return cardex::server::run(config).map_err(|e| match e.exit_code() {
                 2 => Failure::Config(e.to_string()),

@@ -85,6 +85,29 @@ pub fn snake_case(path: &str) -> String {
     out
 }
 
+/// The camelCase spelling of a snake_case key: each `_x` is `X` (`1st_edition_holofoil`
+/// → `1stEditionHolofoil`); a leading, trailing or doubled `_` stays. The inverse of
+/// [`snake_case`] on camelCase keys.
+///
+/// ```
+/// assert_eq!(cardex::camel_case("national_pokedex_numbers"), "nationalPokedexNumbers");
+/// assert_eq!(cardex::camel_case(&cardex::snake_case("1stEditionHolofoil")), "1stEditionHolofoil");
+/// ```
+pub fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut chars = key.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('_', Some(next)) if !out.is_empty() && next.is_ascii_alphanumeric() => {
+                let next = chars.next().unwrap_or_default();
+                out.push(next.to_ascii_uppercase());
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// The candidate closest to `typed` by edit distance, if it is close enough to be a likely
 /// misspelling (at most a third of the length, and at least one edit allowed).
 pub(crate) fn suggest<'a>(
@@ -171,6 +194,23 @@ mod tests {
         ] {
             assert_eq!(field_kind(text), FieldKind::Text, "{text}");
         }
+    }
+
+    #[test]
+    fn camel_case_undoes_snake_case() {
+        for key in [
+            "nationalPokedexNumbers",
+            "1stEditionHolofoil",
+            "convertedRetreatCost",
+            "id",
+            "ptcgoCode",
+            "reverseHolofoil",
+        ] {
+            assert_eq!(camel_case(&snake_case(key)), key);
+        }
+        assert_eq!(camel_case("_private"), "_private");
+        assert_eq!(camel_case("trailing_"), "trailing_");
+        assert_eq!(camel_case("days_7"), "days7");
     }
 
     #[test]

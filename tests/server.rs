@@ -287,6 +287,61 @@ async fn every_endpoint_and_parameter_without_accounts() {
             "{code} missing from the OpenAPI error codes"
         );
     }
+    // Scrydex's `casing`: camel renders every key in camelCase, the envelope included.
+    let keys = |v: &Value, out: &mut Vec<String>| {
+        fn walk(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, v) in m {
+                        out.push(k.clone());
+                        walk(v, out);
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+                _ => {}
+            }
+        }
+        walk(v, out)
+    };
+    let list = "/onepiece/v1/cards?q=printings:PRB01&include=prices,pop_reports";
+    let (s, _, snake) = get(&c, &url(list), None).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, _, camel) = get(&c, &url(&format!("{list}&casing=camel")), None).await;
+    assert_eq!(s, StatusCode::OK);
+    let (_, _, explicit) = get(&c, &url(&format!("{list}&casing=snake")), None).await;
+    assert_eq!(explicit, snake);
+    let (mut snake_keys, mut camel_keys) = (Vec::new(), Vec::new());
+    keys(&snake, &mut snake_keys);
+    keys(&camel, &mut camel_keys);
+    assert_eq!(camel_keys.len(), snake_keys.len());
+    assert!(snake_keys
+        .iter()
+        .any(|k| k == "total_count" || k == "pop_reports"));
+    assert!(
+        camel_keys.iter().all(|k| !k.contains('_')),
+        "{camel_keys:?}"
+    );
+    for k in [
+        "pageSize",
+        "totalCount",
+        "rarityCode",
+        "expansionId",
+        "popReports",
+    ] {
+        assert!(camel_keys.iter().any(|c| c == k), "{k}");
+    }
+    assert_eq!(camel["data"][0]["id"], snake["data"][0]["id"]);
+    let (_, _, one) = get(&c, &url("/onepiece/v1/cards/OP01-013?casing=camel"), None).await;
+    assert!(one["data"]["rarityCode"].is_string(), "{one}");
+    for bad in ["casing=kebab", "casing=camel&casing=snake"] {
+        let (s, _, e) = get(&c, &url(&format!("/onepiece/v1/cards?{bad}")), None).await;
+        assert_eq!(
+            (s, error_code(&e)),
+            (StatusCode::BAD_REQUEST, "invalid_parameter"),
+            "{bad}"
+        );
+        assert_eq!(e["error"]["details"]["parameter"], "casing");
+    }
     server.stop();
 }
 
@@ -834,4 +889,22 @@ fn a_read_only_sqlite_state_stops_the_start() {
     assert_eq!(std::fs::read(&db).unwrap(), before);
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A signature header that is not an HTTP header name stops the start (exit 2), naming it.
+#[test]
+fn a_bad_signature_header_name_stops_the_start() {
+    let (code, _, err) = cardex(&[
+        "serve",
+        "--open",
+        "--addr",
+        "127.0.0.1:0",
+        "--signature-header",
+        "X Bad:Header",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("`X Bad:Header` is not an HTTP header name"),
+        "{err}"
+    );
 }

@@ -32,6 +32,8 @@ const SECRET_GRADED: &str = "whsec_graded_0123456789abcdef";
 struct Delivery {
     path: String,
     signature: String,
+    /// The same, sent as Scrydex names it (`--signature-header X-Scrydex-Signature`).
+    scrydex_signature: String,
     content_type: String,
     body: Vec<u8>,
     answered: u16,
@@ -119,6 +121,7 @@ impl Receiver {
                         me.got.lock().unwrap().push(Delivery {
                             path: hook,
                             signature: header("x-service-signature"),
+                            scrydex_signature: header("x-scrydex-signature"),
                             content_type: header("content-type"),
                             body: body.to_vec(),
                             answered: status,
@@ -504,7 +507,9 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
         port,
         json!({"first_delay_ms": 10, "max_delay_ms": 40, "give_up_after_secs": 0}),
     );
-    let args = reload_on_hup_only(&hooks);
+    // Signed in the header a receiver written for Scrydex reads.
+    let mut args = reload_on_hup_only(&hooks).to_vec();
+    args.extend(["--signature-header", "X-Scrydex-Signature"]);
     let server = Server::start_on(&data, &args);
     edit_card(&data, "lorcana/cards/cards.json", "lor1-1", |c| {
         c["variants"][0]["prices"][0]["market"] = json!(123.0);
@@ -520,6 +525,18 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
         event_of(&got[0])["name"],
         "lorcana.expansions.prices.raw_updated"
     );
+    let now = std::time::SystemTime::now();
+    for d in &got {
+        assert!(d.signature.is_empty(), "{d:?}");
+        verify(
+            &d.scrydex_signature,
+            &d.body,
+            SECRET_ALL,
+            now,
+            DEFAULT_TOLERANCE,
+        )
+        .expect("signed in X-Scrydex-Signature");
+    }
     // Given up means done: a restart does not send it again.
     server.stop();
     let server = Server::start_on(&data, &args);

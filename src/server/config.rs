@@ -53,6 +53,9 @@ pub struct ServeConfig {
     pub v2_catalog: String,
     /// Requests a minute per client address on `/v2` without an API key.
     pub v2_anonymous_per_minute: u32,
+    /// The header webhook deliveries carry their signature in (`X-Service-Signature`;
+    /// `X-Scrydex-Signature` for receivers written for Scrydex).
+    pub signature_header: String,
 }
 
 impl ServeConfig {
@@ -80,6 +83,7 @@ impl ServeConfig {
             watch_interval: Some(Duration::from_secs(1)),
             v2_catalog: super::v2::DEFAULT_CATALOG.to_string(),
             v2_anonymous_per_minute: super::v2::DEFAULT_ANONYMOUS_PER_MINUTE,
+            signature_header: crate::webhook::SIGNATURE_HEADER.to_string(),
         }
     }
 }

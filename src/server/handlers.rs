@@ -12,7 +12,9 @@ use serde_json::json;
 use super::accounts::Endpoint;
 use super::errors::{engine_error, error_response, json_response};
 use super::service::{Admitted, Service};
-use crate::{Catalog, Engine, Error, ItemRequest, SearchRequest};
+use crate::json::transcode::Transcoder;
+use crate::naming::camel_case;
+use crate::{Catalog, Engine, Error, ItemRequest, ParameterError, SearchRequest};
 
 /// The path's parameters (`catalog`, `lang`, `id`), as axum extracts them.
 pub(super) type PathParams = Result<Path<Vec<(String, String)>>, PathRejection>;
@@ -80,15 +82,60 @@ fn catalog_answer(
         .try_catalog(params.get("catalog").unwrap_or_default())
         .and_then(|catalog| {
             let pairs = query_pairs(query);
-            let pairs: Vec<(&str, &str)> = pairs
+            let mut pairs: Vec<(&str, &str)> = pairs
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
-            answer(catalog, &params, &pairs)
+            let camel = take_casing(&mut pairs)?;
+            let body = answer(catalog, &params, &pairs)?;
+            Ok(if camel { camel_keys(body) } else { body })
         });
     match answered {
         Ok(body) => json_response(StatusCode::OK, body),
         Err(e) => engine_error(&e),
+    }
+}
+
+/// Takes `casing` (Scrydex's parameter) out of `pairs`: whether the answer's keys are to
+/// be camelCase (`casing=camel`) rather than snake_case (`casing=snake`, the default).
+fn take_casing(pairs: &mut Vec<(&str, &str)>) -> Result<bool, Error> {
+    let mut camel = None;
+    let mut kept = Vec::with_capacity(pairs.len());
+    for &(name, value) in pairs.iter() {
+        if name != "casing" {
+            kept.push((name, value));
+            continue;
+        }
+        if camel.is_some() {
+            return Err(ParameterError::invalid("casing", value, "give it once").into());
+        }
+        camel = Some(match value {
+            "camel" => true,
+            "snake" => false,
+            _ => {
+                return Err(
+                    ParameterError::invalid("casing", value, "it is `camel` or `snake`").into(),
+                )
+            }
+        });
+    }
+    *pairs = kept;
+    Ok(camel.unwrap_or(false))
+}
+
+/// `body` with every key, at every depth, in camelCase (envelope included). A body that
+/// would have two keys of one name in an object stays as it is.
+fn camel_keys(body: Vec<u8>) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(&body) else {
+        return body;
+    };
+    let mut transcoder = Transcoder {
+        rename: Some(camel_case),
+        ..Transcoder::default()
+    };
+    match transcoder.record(text) {
+        Ok(()) => transcoder.out,
+        Err(_) => body,
     }
 }
 

@@ -38,6 +38,11 @@ pub enum ServeError {
         /// Why.
         reason: String,
     },
+    /// `signature_header` is not an HTTP header name.
+    SignatureHeader {
+        /// The name as configured.
+        name: String,
+    },
     /// The address could not be bound.
     Listen {
         /// The address as configured.
@@ -72,6 +77,10 @@ impl fmt::Display for ServeError {
                 "{}: {reason}; --webhook-ca takes a PEM file of CA certificates",
                 path.display()
             ),
+            ServeError::SignatureHeader { name } => write!(
+                f,
+                "`{name}` is not an HTTP header name; --signature-header takes one such as X-Scrydex-Signature"
+            ),
             ServeError::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
         }
     }
@@ -85,7 +94,7 @@ impl std::error::Error for ServeError {
             ServeError::State(e) => Some(e),
             ServeError::Listen { source, .. } => Some(source),
             ServeError::Webhooks(e) => Some(e),
-            ServeError::WebhookCa { .. } => None,
+            ServeError::WebhookCa { .. } | ServeError::SignatureHeader { .. } => None,
         }
     }
 }
@@ -129,6 +138,12 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         });
         (hangup, stopping)
     };
+    let signature_header = reqwest::header::HeaderName::from_bytes(
+        config.signature_header.as_bytes(),
+    )
+    .map_err(|_| ServeError::SignatureHeader {
+        name: config.signature_header.clone(),
+    })?;
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
     let engine = Engine::open_with_progress(&config.data, loading_progress())
@@ -234,6 +249,7 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     }
     drop(engine);
     let service = Arc::new(service);
+    let webhooks = webhooks.map(|(hooks, roots)| (hooks, roots, signature_header));
     runtime.block_on(serve(
         service, state, config, webhooks, stamp, hangup, stopping,
     ))
@@ -243,7 +259,11 @@ async fn serve(
     service: Arc<Service>,
     state: Option<Arc<State>>,
     config: ServeConfig,
-    webhooks: Option<(webhooks::Webhooks, Vec<reqwest::Certificate>)>,
+    webhooks: Option<(
+        webhooks::Webhooks,
+        Vec<reqwest::Certificate>,
+        reqwest::header::HeaderName,
+    )>,
     stamp: reload::Stamp,
     hangup: reload::Hangup,
     stopping: tokio::sync::watch::Receiver<bool>,
@@ -272,9 +292,9 @@ async fn serve(
         source,
     })?;
     let dispatcher = match webhooks {
-        Some((webhooks, roots)) => {
+        Some((webhooks, roots, signature_header)) => {
             let state = state.expect("a server with webhooks has a state");
-            let dispatcher = webhooks::Dispatcher::start(webhooks, state, &roots)
+            let dispatcher = webhooks::Dispatcher::start(webhooks, state, &roots, signature_header)
                 .await
                 .map_err(ServeError::State)?;
             reload::catch_up(&service, &dispatcher)

@@ -25,6 +25,7 @@ use serde_json::{json, Map, Value};
 
 use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::json::write::write_str;
+use crate::naming::camel_case;
 use crate::{Catalog, Engine, SearchRequest};
 
 /// The card members cardex adds, which v2 cards do not have (after camelCase).
@@ -168,23 +169,6 @@ impl V2View {
     pub(crate) fn list(&self, i: usize) -> &str {
         &self.lists[i]
     }
-}
-
-/// The camelCase spelling of a snake_case key: each `_x` is `X` (`1st_edition_holofoil`
-/// → `1stEditionHolofoil`); a leading, trailing or doubled `_` stays.
-pub(crate) fn camel_case(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut chars = key.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, chars.peek()) {
-            ('_', Some(next)) if !out.is_empty() && next.is_ascii_alphanumeric() => {
-                let next = chars.next().unwrap_or_default();
-                out.push(next.to_ascii_uppercase());
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// Adds the top-level keys of the JSON object `json` to `fields`.
@@ -378,23 +362,6 @@ fn market_prices(variants: &Value) -> (Option<Value>, Option<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn camel_case_undoes_snake_case() {
-        for key in [
-            "nationalPokedexNumbers",
-            "1stEditionHolofoil",
-            "convertedRetreatCost",
-            "id",
-            "ptcgoCode",
-            "reverseHolofoil",
-        ] {
-            assert_eq!(camel_case(&crate::snake_case(key)), key);
-        }
-        assert_eq!(camel_case("_private"), "_private");
-        assert_eq!(camel_case("trailing_"), "trailing_");
-        assert_eq!(camel_case("days_7"), "days7");
-    }
 
     #[test]
     fn raw_near_mint_prices_become_tcgplayer_and_cardmarket() {

@@ -12,7 +12,7 @@ use super::subscriptions::{Webhooks, MIN_RETRIES};
 use crate::server::clock::unix_now;
 use crate::server::log;
 use crate::server::state::{Claimed, MarksToSave, State, StateError};
-use crate::webhook::{sign, SIGNATURE_HEADER};
+use crate::webhook::sign;
 use crate::{CatalogChanges, ChangeKind, Event};
 use tracing::Instrument;
 /// A random number in [0, 1) from the OS (for jitter).
@@ -46,6 +46,8 @@ pub struct Dispatcher {
     /// The state's salt for event ids (made once, so that two states' events never share
     /// ids).
     salt: String,
+    /// The header that carries each delivery's signature.
+    signature_header: reqwest::header::HeaderName,
 }
 
 /// The state of the change behind the event named `name` (see
@@ -88,7 +90,8 @@ impl Dispatcher {
     /// Starts one delivery worker per subscription on the current tokio runtime, over
     /// the outbox in `state`; each first delivers what the outbox still holds.
     /// `https://` receivers are trusted when their certificate chains to the system's
-    /// root certificates, webpki's (Mozilla's), or one of `private_roots`.
+    /// root certificates, webpki's (Mozilla's), or one of `private_roots`. Signatures go
+    /// in `signature_header` ([`crate::webhook::SIGNATURE_HEADER`] unless configured otherwise).
     ///
     /// # Errors
     ///
@@ -97,6 +100,7 @@ impl Dispatcher {
         webhooks: Webhooks,
         state: Arc<State>,
         private_roots: &[reqwest::Certificate],
+        signature_header: reqwest::header::HeaderName,
     ) -> Result<Arc<Dispatcher>, StateError> {
         if let State::Sqlite(s) = &*state {
             s.release_leases()?;
@@ -125,6 +129,7 @@ impl Dispatcher {
             state,
             holder,
             salt,
+            signature_header,
         });
         for (subscription, n) in pending {
             if dispatcher.queue_of(&subscription).is_some() {
@@ -290,7 +295,7 @@ impl Dispatcher {
                 .post(&subscription.url)
                 .header("content-type", "application/json")
                 .header(
-                    SIGNATURE_HEADER,
+                    &self.signature_header,
                     sign(&subscription.secret, t, body.as_bytes()),
                 )
                 .body(body.clone())
@@ -474,7 +479,10 @@ mod tests {
                 subscriptions: Vec::new(),
                 retry: Default::default(),
             };
-            let dispatcher = Dispatcher::start(webhooks, state, &[]).await.unwrap();
+            let header = reqwest::header::HeaderName::from_static("x-service-signature");
+            let dispatcher = Dispatcher::start(webhooks, state, &[], header)
+                .await
+                .unwrap();
             let e = dispatcher.saved_marks().await.unwrap_err();
             assert!(matches!(e, StateError::BadMarks { .. }), "{e:?}");
             assert!(e
