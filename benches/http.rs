@@ -4,7 +4,8 @@
 //! a scratch folder, checkpointed every 500 ms as the server does), driven on
 //! loopback by keep-alive connections sending `GET /pokemon/v1/cards?q=...&page_size=10`,
 //! next to an axum handler that returns a constant body of the same size, in the same run
-//! and process. Reports requests/s and latency percentiles; every answer is checked to be
+//! and process, and the same search on the Pokémon TCG API v2 surface
+//! (`GET /v2/cards?q=...&pageSize=10`, the key alone). Reports requests/s and latency percentiles; every answer is checked to be
 //! a 200 with the expected body length, so a fast error cannot pass.
 //!
 //! ```sh
@@ -37,6 +38,8 @@ const TEAMS: usize = 2000;
 /// machine is busy with something else does not decide the ratio.
 const ROUNDS: usize = 3;
 const SEARCH: &str = "/pokemon/v1/cards?q=supertype:pokemon&page_size=10";
+/// The same search on the Pokémon TCG API v2 surface, with the key alone.
+const V2_SEARCH: &str = "/v2/cards?q=supertype:pokemon&pageSize=10";
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -211,6 +214,13 @@ fn main() {
         let mut buf = Vec::new();
         let (status, search_len) = read_response(&mut stream, &mut buf).await;
         assert_eq!(status, 200);
+        let probe = format!(
+            "GET {V2_SEARCH} HTTP/1.1\r\nHost: bench\r\nX-Api-Key: {}\r\n\r\n",
+            keys[0].1
+        );
+        stream.write_all(probe.as_bytes()).await.expect("write");
+        let (status, v2_len) = read_response(&mut stream, &mut buf).await;
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&buf));
         drop(stream);
 
         let constant: &'static [u8] = Box::leak(vec![b' '; search_len].into_boxed_slice());
@@ -245,13 +255,22 @@ fn main() {
         };
         let search_requests = requests_for(SEARCH);
         let constant_requests = requests_for("/constant");
+        let v2_requests: Arc<Vec<Vec<u8>>> = Arc::new(
+            keys.iter()
+                .map(|(_, key)| {
+                    format!("GET {V2_SEARCH} HTTP/1.1\r\nHost: bench\r\nX-Api-Key: {key}\r\n\r\n")
+                        .into_bytes()
+                })
+                .collect(),
+        );
         println!(
             "{total} requests per round over {connections} keep-alive connections, {TEAMS} teams, body {search_len} bytes; {ROUNDS} rounds each, interleaved"
         );
         // Warm up both.
         drive(&[search_addr], search_requests.clone(), connections, connections * 50, search_len).await;
         drive(&[constant_addr], constant_requests.clone(), connections, connections * 50, search_len).await;
-        let mut rates = [Vec::new(), Vec::new()];
+        drive(&[search_addr], v2_requests.clone(), connections, connections * 50, v2_len).await;
+        let mut rates = [Vec::new(), Vec::new(), Vec::new()];
         for _ in 0..ROUNDS {
             let (took, lat) = drive(&[constant_addr], constant_requests.clone(), connections, total, search_len).await;
             rates[0].push(report("constant", took, lat).0);
@@ -260,11 +279,18 @@ fn main() {
             let (took, lat) = drive(&[search_addr], search_requests.clone(), connections, total, search_len).await;
             rates[1].push(report("search", took, lat).0);
             tokio::time::sleep(Duration::from_millis(1100)).await;
+            let (took, lat) = drive(&[search_addr], v2_requests.clone(), connections, total, v2_len).await;
+            rates[2].push(report("v2 search", took, lat).0);
+            tokio::time::sleep(Duration::from_millis(1100)).await;
         }
         let best = |r: &Vec<f64>| r.iter().cloned().fold(0.0, f64::max);
         println!(
             "search / constant throughput: {:.2} (best rounds)",
             best(&rates[1]) / best(&rates[0])
+        );
+        println!(
+            "v2 / v1 search throughput: {:.2} (best rounds; v2 body {v2_len} bytes, v1 {search_len})",
+            best(&rates[2]) / best(&rates[1])
         );
     });
     let _ = std::fs::remove_dir_all(&scratch);

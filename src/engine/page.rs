@@ -26,7 +26,8 @@ use serde_json::value::RawValue;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
-    /// `[item,item,...]`
+    /// `{"data":[item,item,...]`: the envelope's head and the records, so that the whole
+    /// envelope is this and its tail ([`Page::into_json`] appends it in place).
     data: String,
     items: Vec<Range<usize>>,
     ids: Vec<u32>,
@@ -43,8 +44,10 @@ impl Page {
         ids: Vec<u32>,
         render: impl Fn(u32, &mut Vec<u8>),
     ) -> Page {
-        let mut data = Vec::with_capacity(ids.len() * 1024 + 2);
+        // The records, about 1 KiB each, and room for the envelope's tail.
+        let mut data = Vec::with_capacity(ids.len() * 1024 + ENVELOPE_HEAD.len() + 96);
         let mut items = Vec::with_capacity(ids.len());
+        data.extend_from_slice(ENVELOPE_HEAD.as_bytes());
         data.push(b'[');
         for (i, &id) in ids.iter().enumerate() {
             if i > 0 {
@@ -99,19 +102,12 @@ impl Page {
 
     /// The `data` array's JSON.
     pub fn data_json(&self) -> &str {
-        &self.data
+        &self.data[ENVELOPE_HEAD.len()..]
     }
 
-    /// Writes the envelope as compact JSON.
-    ///
-    /// # Errors
-    ///
-    /// The writer's errors.
-    pub fn write_to<W: Write>(&self, mut out: W) -> io::Result<()> {
-        out.write_all(b"{\"data\":")?;
-        out.write_all(self.data.as_bytes())?;
-        write!(
-            out,
+    /// The envelope's members after `data`, and its closing brace.
+    fn tail(&self) -> String {
+        format!(
             ",\"page\":{},\"page_size\":{},\"count\":{},\"total_count\":{}}}",
             self.page,
             self.page_size,
@@ -120,24 +116,35 @@ impl Page {
         )
     }
 
+    /// Writes the envelope as compact JSON.
+    ///
+    /// # Errors
+    ///
+    /// The writer's errors.
+    pub fn write_to<W: Write>(&self, mut out: W) -> io::Result<()> {
+        out.write_all(self.data.as_bytes())?;
+        out.write_all(self.tail().as_bytes())
+    }
+
     /// The envelope as a compact JSON string.
     pub fn to_json(&self) -> String {
-        use std::fmt::Write as _;
         let mut out = String::with_capacity(self.data.len() + 96);
-        out.push_str("{\"data\":");
         out.push_str(&self.data);
-        // Writing to a String cannot fail.
-        let _ = write!(
-            out,
-            ",\"page\":{},\"page_size\":{},\"count\":{},\"total_count\":{}}}",
-            self.page,
-            self.page_size,
-            self.count(),
-            self.total_count
-        );
+        out.push_str(&self.tail());
         out
     }
+
+    /// The envelope as a compact JSON string, made from the page's own buffer: the
+    /// records are not copied again (what a server sends).
+    pub fn into_json(mut self) -> String {
+        let tail = self.tail();
+        self.data.push_str(&tail);
+        self.data
+    }
 }
+
+/// The envelope up to its `data` array.
+const ENVELOPE_HEAD: &str = "{\"data\":";
 
 /// A record held as JSON text, serialised by serde_json byte for byte.
 struct Raw<'a>(&'a str);
