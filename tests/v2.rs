@@ -343,6 +343,17 @@ async fn v2_queries_paging_order_and_errors() {
         body["error"]["message"].as_str().unwrap().contains("name"),
         "{body}"
     );
+    // A reload is seen on /v2: its records are rendered again for the new snapshot.
+    let file = dir.join("snapshot/pokemon/cards/base1.json");
+    let mut cards: Vec<Value> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let charizard = cards.iter_mut().find(|c| c["id"] == "base1-4").unwrap();
+    charizard["hp"] = json!("999");
+    std::fs::write(&file, serde_json::to_vec(&cards).unwrap()).unwrap();
+    server.signal("HUP");
+    server.wait_for("event=reloaded", 1);
+    let (_, body) = get(&client, &url("/v2/cards/base1-4")).await;
+    assert_eq!(body["data"]["hp"], "999");
+    assert_eq!(body["data"]["set"]["id"], "base1");
     let response = client.post(url("/v2/cards")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
     let body: Value = response.json().await.unwrap();

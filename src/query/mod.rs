@@ -13,7 +13,8 @@
 //! value   = word | "\"" phrase "\"" | range
 //! range   = ("[" | "{") bound "TO" bound ("]" | "}")       [ ] inclusive, { } exclusive
 //! bound   = number | "*"
-//! number  = ["-"] digits ["." digits]
+//! number  = date | ["-"] digits ["." digits]
+//! date    = YYYY/MM/DD | YYYY-MM-DD           the number YYYYMMDD, as date values compare
 //! field   = segment ("." segment)*             segment = [A-Za-z0-9_]+, the first starting with a letter or _
 //! word    = any characters but whitespace, "(" and ")"
 //! phrase  = any characters; \" and \\ are escapes
@@ -25,6 +26,9 @@
 //! - `-` negates the term written right after it (`-types:water`, `-(a OR b)`).
 //! - `*` and `?` in an unquoted word are wildcards; a quoted phrase is literal.
 //! - Comparisons take no spaces (`hp>=100`) and mean ranges (`hp:[100 TO *]`).
+//! - A date stands for the number `YYYYMMDD`: string values written as dates compare as
+//!   those numbers, so `release_date>=2020/01/01` and `release_date:[2020-01-01 TO *]` find
+//!   the same records whichever form the data uses.
 //! - `!` before a bare value is exact on `name` (`!charizard`), like Scryfall.
 //! - `^` is an extension of the contract's language: `^field:value` matches a value equal
 //!   to the whole value *as written*, without folding (`^subtypes:EX` but not `ex`).

@@ -77,7 +77,12 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
                     return handlers::invalid_path();
                 };
                 let id = params.into_iter().find(|(k, _)| k == "id").map(|(_, v)| v);
-                v2::answer(service, route, id, query).await
+                let name = service.v2_catalog();
+                let view = service.v2_view().await;
+                let catalog = view
+                    .as_ref()
+                    .and_then(|(engine, view)| Some((engine.catalog(name)?, &**view)));
+                v2::answer(catalog, name, route, id.as_deref(), query.as_deref())
             },
         )
         .route_layer(middleware::from_fn_with_state(

@@ -160,6 +160,23 @@ impl Service {
         &self.v2.catalog
     }
 
+    /// The engine now and its `/v2` records, rendered on a blocking thread when the
+    /// engine changed since they last were; `None` when the engine has no `/v2` catalog.
+    pub(super) async fn v2_view(self: &Arc<Self>) -> Option<(Arc<Engine>, Arc<V2View>)> {
+        let engine = self.engine.current();
+        if let Some(view) = self.v2_view_of(&engine) {
+            return Some((engine, view));
+        }
+        let service = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let view = service.render_v2_view(&engine)?;
+            Some((engine, view))
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
     /// The `/v2` records of `engine`, when they are rendered already.
     pub(super) fn v2_view_of(&self, engine: &Arc<Engine>) -> Option<Arc<V2View>> {
         let view = self.v2.view.read().unwrap_or_else(|e| e.into_inner());

@@ -18,17 +18,14 @@
 mod query;
 mod view;
 
-use std::sync::Arc;
-
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::json;
 
 use super::accounts::Endpoint;
 use super::errors::{engine_error, error_response, json_response};
-use super::service::Service;
 use crate::json::transcode::Transcoder;
-use crate::{Catalog, Engine, SearchRequest};
+use crate::{Catalog, SearchRequest};
 
 pub(crate) use view::V2View;
 
@@ -111,61 +108,29 @@ fn refuse(status: StatusCode, message: String) -> Response {
     error_response(status, "invalid_parameter", message, json!({}))
 }
 
-/// The answer of `route`, with `id` from the path and the query string `query`.
-pub(super) async fn answer(
-    service: Arc<Service>,
+/// The answer of `route` from `catalog` (`None`: the engine has none for `/v2`, named
+/// `name`) and its v2 records `view`, with `id` from the path and the query string `query`.
+pub(super) fn answer(
+    catalog: Option<(&Catalog, &V2View)>,
+    name: &str,
     route: V2Route,
-    id: Option<String>,
-    query: Option<String>,
+    id: Option<&str>,
+    query: Option<&str>,
 ) -> Response {
-    let Some((engine, view)) = view_of(&service).await else {
+    let Some((catalog, view)) = catalog else {
         return error_response(
             StatusCode::NOT_FOUND,
             "not_found",
-            format!(
-                "this server has no catalog `{}` to serve /v2 from (see --v2-catalog)",
-                service.v2_catalog()
-            ),
+            format!("this server has no catalog `{name}` to serve /v2 from (see --v2-catalog)"),
             json!({}),
         );
     };
-    let Some(catalog) = engine.catalog(service.v2_catalog()) else {
-        return error_response(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            "the /v2 catalog is gone".into(),
-            json!({}),
-        );
-    };
-    let params = Params::read(query.as_deref());
+    let params = Params::read(query);
     match route {
-        V2Route::Cards | V2Route::Sets => search(catalog, &view, route, &params),
-        V2Route::Card | V2Route::Set => one(
-            catalog,
-            &view,
-            route,
-            id.as_deref().unwrap_or_default(),
-            &params,
-        ),
+        V2Route::Cards | V2Route::Sets => search(catalog, view, route, &params),
+        V2Route::Card | V2Route::Set => one(catalog, view, route, id.unwrap_or_default(), &params),
         V2Route::List(i) => json_response(StatusCode::OK, view.list(i).as_bytes().to_vec()),
     }
-}
-
-/// The engine now and its v2 view, rendered on a blocking thread when the engine changed
-/// since the last one; `None` when the engine has no v2 catalog.
-async fn view_of(service: &Arc<Service>) -> Option<(Arc<Engine>, Arc<V2View>)> {
-    let engine = service.engine().current();
-    if let Some(view) = service.v2_view_of(&engine) {
-        return Some((engine, view));
-    }
-    let service = service.clone();
-    tokio::task::spawn_blocking(move || {
-        let view = service.render_v2_view(&engine)?;
-        Some((engine, view))
-    })
-    .await
-    .ok()
-    .flatten()
 }
 
 /// v2's list parameters, as given (the last of a repeated one).
