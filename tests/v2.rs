@@ -343,6 +343,39 @@ async fn v2_queries_paging_order_and_errors() {
         body["error"]["message"].as_str().unwrap().contains("name"),
         "{body}"
     );
+    // Messages name fields as the request did.
+    let message = |body: &Value| body["error"]["message"].as_str().unwrap().to_string();
+    let (s, body) = get(&client, &url("/v2/cards?q=set.nmae:base")).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(
+        message(&body).contains("`set.nmae`") && message(&body).contains("`set.name`"),
+        "{body}"
+    );
+    let (s, body) = get(&client, &url("/v2/cards?orderBy=-set.releaseDat")).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(
+        message(&body).contains("orderBy") && message(&body).contains("set.releaseDat"),
+        "{body}"
+    );
+    assert!(!message(&body).contains("expansion"), "{body}");
+    // Exact values and comparisons on set fields.
+    let (_, body) = get(
+        &client,
+        &url("/v2/cards?q=!set.name:base%20set.total%3E=100&pageSize=1"),
+    )
+    .await;
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|set, _| data.sets[set]["name"] == "Base"
+            && data.sets[set]["total"].as_u64().unwrap() >= 100))
+    );
+    // HEAD answers like GET, without a body.
+    let head = client
+        .head(url("/v2/cards?pageSize=1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
     // A reload is seen on /v2: its records are rendered again for the new snapshot.
     let file = dir.join("snapshot/pokemon/cards/base1.json");
     let mut cards: Vec<Value> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
@@ -421,12 +454,16 @@ async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
     assert!(response.headers().contains_key("retry-after"));
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], json!(429));
-    // The key's team was charged for its four answers only (charges are committed
+    assert_eq!(body["error"].as_object().unwrap().len(), 2, "{body}");
+    // A key still has its team's limit.
+    let response = with_key("/v2/rarities").await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    // The key's team was charged for its five answers only (charges are committed
     // before the answers leave).
     let (code, out, err) = serving::cardex(&["accounts", "list", "--state", &state]);
     assert_eq!(code, Some(0), "{err}");
     let acme = out.lines().find(|l| l.starts_with("acme\t")).unwrap();
-    assert_eq!(acme.rsplit('\t').next(), Some("4"), "{out}");
+    assert_eq!(acme.rsplit('\t').next(), Some("5"), "{out}");
     server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }

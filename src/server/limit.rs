@@ -105,63 +105,111 @@ impl RateLimiter {
     }
 }
 
-/// Sliding-window logs per client address, for the requests made without a key where a
-/// surface allows them (`/v2`): the same rule as [`RateLimiter`]'s, by address. An
-/// address whose log has emptied is forgotten when the map is next swept (every
-/// [`AddressLimiter::SWEEP_EVERY`] new addresses), so memory follows the addresses active
-/// in the last window.
+/// Sliding-window logs per client, for the requests made without a key where a surface
+/// allows them (`/v2`): the same rule as [`RateLimiter`]'s, per client. A client is an
+/// IPv4 address or an IPv6 /64 (one host's usual share; an IPv4-mapped IPv6 address is its
+/// IPv4 address). Clients idle for a window are forgotten when the map has doubled since
+/// the last sweep, so memory follows the clients active in the last window; past
+/// [`AddressLimiter::MAX_CLIENTS`] active ones, a new client waits for room.
 #[derive(Debug)]
 pub struct AddressLimiter {
     limit: usize,
     window: Duration,
-    logs: Mutex<(std::collections::HashMap<std::net::IpAddr, Ring>, usize)>,
+    logs: Mutex<Logs>,
+}
+
+#[derive(Debug)]
+struct Logs {
+    by_client: std::collections::HashMap<std::net::IpAddr, Ring>,
+    /// The map's size at which it is next swept.
+    sweep_at: usize,
 }
 
 impl AddressLimiter {
-    /// New addresses between two sweeps of the idle ones.
-    pub const SWEEP_EVERY: usize = 4096;
+    /// The smallest map that is swept.
+    pub const SWEEP_AT_LEAST: usize = 4096;
+    /// The most clients remembered at once.
+    pub const MAX_CLIENTS: usize = 1 << 20;
 
-    /// A limiter of `limit` requests per `window` per address.
+    /// A limiter of `limit` requests per `window` per client.
     pub fn new(limit: usize, window: Duration) -> AddressLimiter {
         AddressLimiter {
             limit,
             window,
-            logs: Mutex::new((std::collections::HashMap::new(), 0)),
+            logs: Mutex::new(Logs {
+                by_client: std::collections::HashMap::new(),
+                sweep_at: Self::SWEEP_AT_LEAST,
+            }),
         }
     }
 
-    /// Accepts (and records) or refuses a request from `address` at `now`.
+    /// The client an address belongs to.
+    fn client(address: std::net::IpAddr) -> std::net::IpAddr {
+        use std::net::{IpAddr, Ipv6Addr};
+        match address {
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => {
+                    let mut segments = v6.segments();
+                    segments[4..].fill(0);
+                    IpAddr::V6(Ipv6Addr::from(segments))
+                }
+            },
+            v4 => v4,
+        }
+    }
+
+    /// Accepts (and records) or refuses a request from `address`, the clock read under
+    /// the lock.
     ///
     /// # Errors
     ///
-    /// [`Refused`] when the address has had `limit` accepted requests in the last window.
-    pub fn check_at(&self, address: std::net::IpAddr, now: Instant) -> Result<(), Refused> {
-        let mut guard = self.logs.lock().unwrap_or_else(|e| e.into_inner());
-        let (logs, added) = &mut *guard;
-        if !logs.contains_key(&address) {
-            *added += 1;
-            if *added >= Self::SWEEP_EVERY {
-                *added = 0;
-                let window = self.window;
-                logs.retain(|_, ring| {
+    /// [`Refused`] when the client has had `limit` accepted requests in the last window.
+    pub fn check(&self, address: std::net::IpAddr) -> Result<(), Refused> {
+        self.check_with(address, Instant::now)
+    }
+
+    /// [`AddressLimiter::check`] at the time `now` gives (for tests).
+    ///
+    /// # Errors
+    ///
+    /// As [`AddressLimiter::check`].
+    pub fn check_with(
+        &self,
+        address: std::net::IpAddr,
+        now: impl FnOnce() -> Instant,
+    ) -> Result<(), Refused> {
+        let client = Self::client(address);
+        let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        let now = now();
+        let window = self.window;
+        if !logs.by_client.contains_key(&client) {
+            if logs.by_client.len() >= logs.sweep_at {
+                logs.by_client.retain(|_, ring| {
                     ring.times
                         .back()
                         .is_some_and(|&last| now.saturating_duration_since(last) < window)
                 });
+                logs.sweep_at = (2 * logs.by_client.len()).max(Self::SWEEP_AT_LEAST);
+            }
+            if logs.by_client.len() >= Self::MAX_CLIENTS {
+                return Err(Refused {
+                    retry_after: window,
+                });
             }
         }
-        let ring = logs.entry(address).or_default();
         if self.limit == 0 {
             return Err(Refused {
-                retry_after: self.window,
+                retry_after: window,
             });
         }
+        let ring = logs.by_client.entry(client).or_default();
         if ring.times.len() >= self.limit {
             let oldest = ring.times[ring.times.len() - self.limit];
             let age = now.saturating_duration_since(oldest);
-            if age < self.window {
+            if age < window {
                 return Err(Refused {
-                    retry_after: self.window - age,
+                    retry_after: window - age,
                 });
             }
             ring.times.pop_front();
@@ -175,9 +223,13 @@ impl AddressLimiter {
         (self.limit, self.window)
     }
 
-    /// The addresses remembered now.
-    pub fn addresses(&self) -> usize {
-        self.logs.lock().unwrap_or_else(|e| e.into_inner()).0.len()
+    /// The clients remembered now.
+    pub fn clients(&self) -> usize {
+        self.logs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_client
+            .len()
     }
 }
 
@@ -186,29 +238,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_address_has_its_own_window_and_idle_ones_are_forgotten() {
+    fn each_client_has_its_own_window_and_idle_ones_are_forgotten() {
         let limiter = AddressLimiter::new(30, Duration::from_secs(60));
         let start = Instant::now();
-        let a: std::net::IpAddr = "127.0.0.1".parse().unwrap();
-        let b: std::net::IpAddr = "::1".parse().unwrap();
+        let at = |t: u64| move || start + Duration::from_secs(t);
+        let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
+        let a = ip("127.0.0.1");
         let passed = (0..100)
-            .filter(|_| limiter.check_at(a, start).is_ok())
+            .filter(|_| limiter.check_with(a, at(0)).is_ok())
             .count();
         assert_eq!(passed, 30);
-        let refused = limiter
-            .check_at(a, start + Duration::from_secs(59))
-            .unwrap_err();
+        let refused = limiter.check_with(a, at(59)).unwrap_err();
         assert_eq!(refused.retry_after, Duration::from_secs(1));
-        assert!(limiter.check_at(b, start).is_ok());
-        assert!(limiter.check_at(a, start + Duration::from_secs(60)).is_ok());
-        // Addresses idle for a window go at the next sweep.
-        let later = start + Duration::from_secs(200);
-        for i in 0..AddressLimiter::SWEEP_EVERY as u32 {
-            let address = std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
-            limiter.check_at(address, later).unwrap();
+        // The same client written as IPv4-mapped IPv6.
+        assert!(limiter.check_with(ip("::ffff:127.0.0.1"), at(59)).is_err());
+        assert!(limiter.check_with(a, at(60)).is_ok());
+        // One IPv6 /64 is one client; the next /64 another.
+        for i in 0..30 {
+            let host = ip(&format!("2001:db8:0:1::{:x}", i + 1));
+            limiter.check_with(host, at(0)).unwrap();
         }
-        // a and b (idle) went; without the sweep there would be two more.
-        assert_eq!(limiter.addresses(), AddressLimiter::SWEEP_EVERY);
+        assert!(limiter
+            .check_with(ip("2001:db8:0:1:ffff::1"), at(1))
+            .is_err());
+        assert!(limiter.check_with(ip("2001:db8:0:2::1"), at(1)).is_ok());
+        assert_eq!(limiter.clients(), 3);
+        // Clients idle for a window go when the map is swept.
+        let later = 200;
+        for i in 0..AddressLimiter::SWEEP_AT_LEAST as u32 {
+            let address = std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+            limiter.check_with(address, at(later)).unwrap();
+        }
+        // The three idle ones went; without the sweep there would be three more.
+        assert_eq!(limiter.clients(), AddressLimiter::SWEEP_AT_LEAST);
     }
 
     #[test]

@@ -111,7 +111,11 @@ async fn metered(
             let response = error_response(
                 StatusCode::UNAUTHORIZED,
                 "invalid_credentials",
-                "the API key is not one of this team's keys".into(),
+                if named_team.is_some() {
+                    "the API key is not one of this team's keys".into()
+                } else {
+                    "the API key is not known".into()
+                },
                 json!({}),
             );
             return (response, 0);
@@ -155,7 +159,7 @@ async fn anonymous(service: &Service, request: Request, next: Next) -> Response 
         .get::<ClientAddr>()
         .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.0.ip());
     let limiter = &service.v2.anonymous;
-    match limiter.check_at(address, std::time::Instant::now()) {
+    match limiter.check(address) {
         Ok(()) => next.run(request).await,
         Err(refused) => {
             let secs = refused.retry_after_secs();

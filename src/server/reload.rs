@@ -187,6 +187,8 @@ async fn reload(
             }
             .map(|enqueued| log_events(&events, enqueued))
         })?;
+        // The /v2 records of the new snapshot, before a request has to wait for them.
+        s.render_v2_view(&s.engine().current());
         Ok::<_, ReloadError<StateError>>((report, events.len()))
     })
     .await;

@@ -78,7 +78,18 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
                 };
                 let id = params.into_iter().find(|(k, _)| k == "id").map(|(_, v)| v);
                 let name = service.v2_catalog();
-                let view = service.v2_view().await;
+                let view = match service.v2_view().await {
+                    Ok(view) => view,
+                    Err(why) => {
+                        log::event("panic", &why);
+                        return error_response(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "internal_error",
+                            "the server failed on this request; it has been logged".into(),
+                            json!({}),
+                        );
+                    }
+                };
                 let catalog = view
                     .as_ref()
                     .and_then(|(engine, view)| Some((engine.catalog(name)?, &**view)));

@@ -91,6 +91,8 @@ pub struct Service {
 pub(super) struct V2Surface {
     catalog: String,
     view: RwLock<Option<Arc<V2View>>>,
+    /// Held while the records are rendered.
+    rendering: std::sync::Mutex<()>,
     /// Requests without a key, per client address.
     pub anonymous: AddressLimiter,
 }
@@ -100,6 +102,7 @@ impl V2Surface {
         V2Surface {
             catalog: catalog.to_string(),
             view: RwLock::new(None),
+            rendering: std::sync::Mutex::new(()),
             anonymous: AddressLimiter::new(anonymous_per_minute as usize, Duration::from_secs(60)),
         }
     }
@@ -160,12 +163,19 @@ impl Service {
         &self.v2.catalog
     }
 
-    /// The engine now and its `/v2` records, rendered on a blocking thread when the
-    /// engine changed since they last were; `None` when the engine has no `/v2` catalog.
-    pub(super) async fn v2_view(self: &Arc<Self>) -> Option<(Arc<Engine>, Arc<V2View>)> {
+    /// The engine now and its `/v2` records (`None` when the engine has no `/v2`
+    /// catalog). A reload renders them; should a request find them not rendered yet, it
+    /// renders them on a blocking thread, one render at a time.
+    ///
+    /// # Errors
+    ///
+    /// The render panicked (a bug), for a 500.
+    pub(super) async fn v2_view(
+        self: &Arc<Self>,
+    ) -> Result<Option<(Arc<Engine>, Arc<V2View>)>, String> {
         let engine = self.engine.current();
         if let Some(view) = self.v2_view_of(&engine) {
-            return Some((engine, view));
+            return Ok(Some((engine, view)));
         }
         let service = self.clone();
         tokio::task::spawn_blocking(move || {
@@ -173,8 +183,7 @@ impl Service {
             Some((engine, view))
         })
         .await
-        .ok()
-        .flatten()
+        .map_err(|e| format!("rendering the /v2 records failed: {e}"))
     }
 
     /// The `/v2` records of `engine`, when they are rendered already.
@@ -183,15 +192,19 @@ impl Service {
         view.as_ref().filter(|v| v.is_of(engine)).cloned()
     }
 
-    /// Renders the `/v2` records of `engine` (unless another thread just did) and keeps
-    /// them; `None` when `engine` has no catalog for `/v2`.
+    /// Renders the `/v2` records of `engine` (one render at a time: a thread that waited
+    /// finds the records rendered) and keeps them unless the engine has been replaced
+    /// meanwhile; `None` when `engine` has no catalog for `/v2`.
     pub(super) fn render_v2_view(&self, engine: &Arc<Engine>) -> Option<Arc<V2View>> {
+        let _one_at_a_time = self.v2.rendering.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(view) = self.v2_view_of(engine) {
             return Some(view);
         }
         let catalog = engine.catalog(&self.v2.catalog)?;
         let view = Arc::new(V2View::build(engine, catalog));
-        *self.v2.view.write().unwrap_or_else(|e| e.into_inner()) = Some(view.clone());
+        if Arc::ptr_eq(&self.engine.current(), engine) {
+            *self.v2.view.write().unwrap_or_else(|e| e.into_inner()) = Some(view.clone());
+        }
         Some(view)
     }
 

@@ -2,7 +2,7 @@
 //! (`pokemon` unless `--v2-catalog` names another), English cards only: what a v2 client
 //! (the official SDKs, or plain HTTP) calls, answered the way v2 answered.
 //!
-//! - `GET /v2/cards` and `/v2/sets`: `q` (v2's field spellings, see [`query`]), `page`
+//! - `GET /v2/cards` and `/v2/sets`: `q` (v2's field spellings, see `query.rs`), `page`
 //!   (from 1), `pageSize` (1 to 250, default 250), `orderBy` (`-set.releaseDate,number`),
 //!   `select` (top-level fields); `{data, page, pageSize, count, totalCount}`. Other
 //!   parameters are ignored, as v2 ignored them.
@@ -12,7 +12,7 @@
 //! - Errors: `{"error": {"message", "code": <status>}}`, for every refusal on `/v2`,
 //!   whoever makes it (the router, the metering layer or these handlers).
 //!
-//! The records are v2's ([`view`]): rendered once per loaded engine, so a page costs what
+//! The records are v2's (`view.rs`): rendered once per loaded engine, so a page costs what
 //! a `/v1` page does.
 
 mod query;
@@ -23,7 +23,7 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::accounts::Endpoint;
-use super::errors::{engine_error, error_response, json_response};
+use super::errors::{error_response, json_response};
 use crate::json::transcode::Transcoder;
 use crate::{Catalog, SearchRequest};
 
@@ -208,7 +208,12 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
     };
     let hits = match hits {
         Ok(hits) => hits,
-        Err(e) => return engine_error(&e),
+        Err(e) => {
+            // The engine's message, in the names the request used.
+            let status = StatusCode::from_u16(crate::server::error_status(&e))
+                .unwrap_or(StatusCode::BAD_REQUEST);
+            return refuse(status, query::v2_spelling(&e.message(), of));
+        }
     };
     let select = match Select::new(params.select.as_deref(), view, cards) {
         Ok(select) => select,

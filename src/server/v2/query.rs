@@ -69,6 +69,50 @@ fn collect(expr: &Expr<'_>, of: Of, edits: &mut Vec<(std::ops::Range<usize>, Str
     }
 }
 
+/// An engine message about a rewritten request in v2's spellings: each `name` in
+/// backquotes that the rewrite made is given back as v2 writes it (`expansion.release_date`
+/// → `set.releaseDate`, `order_by` → `orderBy`).
+pub(crate) fn v2_spelling(message: &str, of: Of) -> String {
+    let mut out = String::with_capacity(message.len() + 16);
+    let mut quoted = false;
+    for (i, part) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if quoted {
+            out.push_str(&v2_name(part, of));
+        } else {
+            out.push_str(part);
+        }
+        quoted = !quoted;
+    }
+    out
+}
+
+/// The v2 spelling of one name in an engine message (or of a comma list of them, each
+/// maybe after `-`).
+fn v2_name(name: &str, of: Of) -> Cow<'_, str> {
+    if name.contains(',') {
+        let names: Vec<Cow<'_, str>> = name.split(',').map(|n| v2_name(n, of)).collect();
+        return Cow::Owned(names.join(","));
+    }
+    if let Some(rest) = name.strip_prefix('-') {
+        return Cow::Owned(format!("-{}", v2_name(rest, of)));
+    }
+    match (of, name) {
+        (_, "order_by") => Cow::Borrowed("orderBy"),
+        (_, "page_size") => Cow::Borrowed("pageSize"),
+        (Of::Cards, "expansion_id") => Cow::Borrowed("set.id"),
+        (Of::Cards, "expansion.code") => Cow::Borrowed("set.ptcgoCode"),
+        (Of::Sets, "code") => Cow::Borrowed("ptcgoCode"),
+        (Of::Cards, _) if name.starts_with("expansion.") => Cow::Owned(format!(
+            "set.{}",
+            crate::naming::camel_case(&name["expansion.".len()..])
+        )),
+        _ => Cow::Borrowed(name),
+    }
+}
+
 /// `orderBy` with v2 field paths replaced by the engine's (`-set.releaseDate,number` →
 /// `-expansion.release_date,number`).
 pub(crate) fn order_by(order_by: &str, of: Of) -> String {
@@ -108,6 +152,25 @@ mod tests {
         assert_eq!(
             order_by("-set.releaseDate, number,set.printedTotal", Of::Cards),
             "-expansion.release_date,number,expansion.printed_total"
+        );
+        // Messages name fields as the request did.
+        assert_eq!(
+            v2_spelling(
+                "unknown field `expansion.nmae` (did you mean `expansion.name`?)",
+                Of::Cards
+            ),
+            "unknown field `set.nmae` (did you mean `set.name`?)"
+        );
+        assert_eq!(
+            v2_spelling(
+                "invalid `order_by` value `-expansion.release_dat,number`: no record has a value at `expansion.release_dat`",
+                Of::Cards
+            ),
+            "invalid `orderBy` value `-set.releaseDat,number`: no record has a value at `set.releaseDat`"
+        );
+        assert_eq!(
+            v2_spelling("bad `order_by` and `expansion_id`", Of::Cards),
+            "bad `orderBy` and `set.id`"
         );
         // A set's fields are its own.
         assert_eq!(

@@ -69,11 +69,8 @@ pub(crate) struct V2View {
 impl V2View {
     /// The v2 records of `catalog` in `engine`.
     pub(crate) fn build(engine: &Arc<Engine>, catalog: &Catalog) -> V2View {
-        let lang = catalog
-            .languages()
-            .iter()
-            .any(|l| l == "en")
-            .then_some("en");
+        // English cards; a catalog with languages but not English has none to serve.
+        let lang = (!catalog.languages().is_empty()).then_some("en");
         let everything =
             |hits: crate::Result<crate::Hits>| hits.map(|h| h.record_ids).unwrap_or_default();
         let scope = SearchRequest {
@@ -97,12 +94,17 @@ impl V2View {
             }
         }
 
+        // v2's `updatedAt` of the prices: when this snapshot's prices were rendered.
+        let rendered = crate::server::rfc3339(std::time::SystemTime::now())
+            .get(..10)
+            .unwrap_or_default()
+            .replace('-', "/");
         let mut cards = vec![None; catalog.cards().len()];
         let mut values: [BTreeSet<String>; 4] = Default::default();
         let mut card_fields = BTreeSet::new();
         for id in everything(catalog.hits(&scope)) {
             let doc = catalog.cards().doc(id);
-            let Some(json) = v2_card(&mut transcoder, doc, |expansion| {
+            let Some(json) = v2_card(&mut transcoder, doc, &rendered, |expansion| {
                 set_of
                     .get(expansion)
                     .and_then(|&set| sets[set as usize].as_deref())
@@ -239,6 +241,7 @@ fn v2_set(t: &mut Transcoder, doc: &str) -> Option<String> {
 fn v2_card<'s>(
     t: &mut Transcoder,
     doc: &str,
+    updated: &str,
     set_json: impl Fn(&str) -> Option<&'s str>,
 ) -> Option<String> {
     t.record(doc).ok()?;
@@ -281,7 +284,7 @@ fn v2_card<'s>(
         member(&mut json, "set", set);
     }
     if let Some(variants) = variants {
-        let (tcgplayer, cardmarket) = market_prices(&variants);
+        let (tcgplayer, cardmarket) = market_prices(&variants, updated);
         if let Some(tcgplayer) = tcgplayer {
             member(&mut json, "tcgplayer", &tcgplayer.to_string());
         }
@@ -313,8 +316,9 @@ fn front_image(list: &str) -> Option<Value> {
 }
 
 /// v2's `tcgplayer` and `cardmarket` objects from the variants' raw Near Mint prices in USD
-/// and in EUR (keys already in camelCase).
-fn market_prices(variants: &Value) -> (Option<Value>, Option<Value>) {
+/// and in EUR (keys already in camelCase), with `url` empty (cardex has no shop links) and
+/// `updatedAt` the date `updated`.
+fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Value>) {
     let mut usd = Map::new();
     let mut eur = None;
     for variant in variants.as_array().into_iter().flatten() {
@@ -351,11 +355,12 @@ fn market_prices(variants: &Value) -> (Option<Value>, Option<Value>) {
                         figures.insert(to.to_string(), v.clone());
                     }
                 }
-                eur = Some(json!({ "prices": figures }));
+                eur = Some(json!({ "url": "", "updatedAt": updated, "prices": figures }));
             }
         }
     }
-    let tcgplayer = (!usd.is_empty()).then(|| json!({ "prices": usd }));
+    let tcgplayer =
+        (!usd.is_empty()).then(|| json!({ "url": "", "updatedAt": updated, "prices": usd }));
     (tcgplayer, eur)
 }
 
@@ -376,18 +381,22 @@ mod tests {
                 {"type": "raw", "condition": "NM", "currency": "USD", "mid": 3.0, "high": 4.0}
             ]}
         ]);
-        let (tcgplayer, cardmarket) = market_prices(&variants);
+        let (tcgplayer, cardmarket) = market_prices(&variants, "2026/11/25");
         assert_eq!(
             tcgplayer.unwrap(),
-            json!({"prices": {
+            json!({"url": "", "updatedAt": "2026/11/25", "prices": {
                 "holofoil": {"low": 1.0, "market": 2.5},
                 "reverseHolofoil": {"mid": 3.0, "high": 4.0}
             }})
         );
         assert_eq!(
             cardmarket.unwrap(),
-            json!({"prices": {"averageSellPrice": 2.0, "lowPrice": 0.9, "trendPrice": 2.0}})
+            json!({"url": "", "updatedAt": "2026/11/25",
+                   "prices": {"averageSellPrice": 2.0, "lowPrice": 0.9, "trendPrice": 2.0}})
         );
-        assert_eq!(market_prices(&json!([{"name": "normal"}])), (None, None));
+        assert_eq!(
+            market_prices(&json!([{"name": "normal"}]), ""),
+            (None, None)
+        );
     }
 }
