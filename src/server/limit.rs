@@ -27,6 +27,24 @@ struct Ring {
     times: std::collections::VecDeque<Instant>,
 }
 
+impl Ring {
+    /// Records a request at `now` unless `limit` were accepted in the `window` before it.
+    fn admit(&mut self, now: Instant, limit: usize, window: Duration) -> Result<(), Refused> {
+        if self.times.len() >= limit {
+            let oldest = self.times[self.times.len() - limit];
+            let age = now.saturating_duration_since(oldest);
+            if age < window {
+                return Err(Refused {
+                    retry_after: window - age,
+                });
+            }
+            self.times.pop_front();
+        }
+        self.times.push_back(now);
+        Ok(())
+    }
+}
+
 /// A refused request: how long until one more would be accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refused {
@@ -87,21 +105,7 @@ impl RateLimiter {
             return Ok(());
         };
         let mut ring = ring.lock().unwrap_or_else(|e| e.into_inner());
-        let now = now();
-        if ring.times.len() >= self.limit {
-            let oldest = ring.times[ring.times.len() - self.limit];
-            let age = now.saturating_duration_since(oldest);
-            if age < self.window {
-                return Err(Refused {
-                    retry_after: self.window - age,
-                });
-            }
-        }
-        if ring.times.len() >= self.limit {
-            ring.times.pop_front();
-        }
-        ring.times.push_back(now);
-        Ok(())
+        ring.admit(now(), self.limit, self.window)
     }
 }
 
@@ -203,19 +207,10 @@ impl AddressLimiter {
                 retry_after: window,
             });
         }
-        let ring = logs.by_client.entry(client).or_default();
-        if ring.times.len() >= self.limit {
-            let oldest = ring.times[ring.times.len() - self.limit];
-            let age = now.saturating_duration_since(oldest);
-            if age < window {
-                return Err(Refused {
-                    retry_after: window - age,
-                });
-            }
-            ring.times.pop_front();
-        }
-        ring.times.push_back(now);
-        Ok(())
+        logs.by_client
+            .entry(client)
+            .or_default()
+            .admit(now, self.limit, window)
     }
 
     /// The limit and its window.

@@ -162,31 +162,23 @@ async fn anonymous(service: &Service, request: Request, next: Next) -> Response 
     match limiter.check(address) {
         Ok(()) => next.run(request).await,
         Err(refused) => {
-            let secs = refused.retry_after_secs();
-            let (limit, _) = limiter.limit();
-            let mut response = error_response(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
+            let (limit, window) = limiter.limit();
+            too_many(
                 format!(
                     "more than {limit} requests in a minute from this address without an API key; send X-Api-Key for your team's limit"
                 ),
-                json!({"limit": limit, "window_seconds": 60, "retry_after": secs}),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-            response
+                limit as u64,
+                window,
+                refused,
+            )
         }
     }
 }
 
 /// `429 rate_limited`, with `Retry-After` in whole seconds.
 fn rate_limited(charging: &Charging, refused: Refused) -> Response {
-    let secs = refused.retry_after_secs();
     let (limit, window) = charging.limit();
-    let mut response = error_response(
-        StatusCode::TOO_MANY_REQUESTS,
-        "rate_limited",
+    too_many(
         format!(
             "more than {limit} requests in {} for this team",
             if window == std::time::Duration::from_secs(1) {
@@ -195,6 +187,24 @@ fn rate_limited(charging: &Charging, refused: Refused) -> Response {
                 format!("{} ms", window.as_millis())
             }
         ),
+        u64::from(limit),
+        window,
+        refused,
+    )
+}
+
+/// A `429 rate_limited` saying `message`, with `Retry-After` in whole seconds.
+fn too_many(
+    message: String,
+    limit: u64,
+    window: std::time::Duration,
+    refused: Refused,
+) -> Response {
+    let secs = refused.retry_after_secs();
+    let mut response = error_response(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        message,
         json!({"limit": limit, "window_seconds": window.as_secs_f64(), "retry_after": secs}),
     );
     response
