@@ -120,6 +120,6 @@ pub use live::{
 };
 pub use load::{LoadError, LoadErrorKind, LoadProgress, RecordAt};
 pub use naming::{camel_case, field_kind, snake_case, FieldKind};
-pub use plan::{PlanError, PlanErrorKind};
+pub use plan::{Holds, PlanError, PlanErrorKind};
 pub use schema::FieldInfo;
 pub use store::Collection;

@@ -181,6 +181,17 @@ enum AccountsCommand {
         #[arg(long, alias = "overage-rate", default_value_t = 0.002)]
         overage_credit_rate: f64,
     },
+    /// Revoke a key: servers on the state stop accepting it within a second. The key is
+    /// read from standard input (one line), so that it stays out of shell histories and
+    /// process lists; `--sha256` names it by its hash instead.
+    RevokeKey {
+        #[command(flatten)]
+        state: StateArg,
+        /// The key's SHA-256 hash (64 hex digits), as an accounts file lists it, instead
+        /// of the key on standard input.
+        #[arg(long, value_name = "HEX")]
+        sha256: Option<String>,
+    },
     /// Import an accounts file (teams, plans, key hashes, credit costs) into the state
     /// database, in one transaction: teams there keep their credits used.
     Import {
@@ -561,6 +572,47 @@ fn run(cli: Cli) -> Result<(), Failure> {
             eprintln!("added a key for team `{team}` to {url}; it is shown once, store it now:");
             writeln!(out, "{key}").map_err(Failure::Io)?;
             return out.flush().map_err(Failure::Io);
+        }
+        #[cfg(feature = "server")]
+        Command::Accounts {
+            command: AccountsCommand::RevokeKey { state, sha256 },
+        } => {
+            let hash = match sha256 {
+                Some(hex) => {
+                    let hex = hex.trim().to_ascii_lowercase();
+                    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        return Err(Failure::Usage(
+                            "--sha256 takes a key's SHA-256 hash: 64 hex digits".into(),
+                        ));
+                    }
+                    hex
+                }
+                None => {
+                    let mut line = String::new();
+                    std::io::stdin().read_line(&mut line).map_err(Failure::Io)?;
+                    let key = line.trim();
+                    if key.is_empty() {
+                        return Err(Failure::Usage(
+                            "give the key to revoke on standard input (or its hash with --sha256)"
+                                .into(),
+                        ));
+                    }
+                    cardex::server::accounts::hash_key(key)
+                }
+            };
+            let (runtime, state, url) = state.open()?;
+            let revoked = runtime
+                .block_on(state.revoke_key(&hash))
+                .map_err(|e| Failure::Config(e.to_string()))?;
+            return match revoked {
+                Some(team) => {
+                    eprintln!("revoked a key of team `{team}` in {url}");
+                    Ok(())
+                }
+                None => Err(Failure::Config(format!(
+                    "no key in {url} has that hash; nothing was revoked"
+                ))),
+            };
         }
         #[cfg(feature = "server")]
         Command::Accounts {

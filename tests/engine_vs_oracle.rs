@@ -1,6 +1,8 @@
 //! The executor against a naive evaluator: random queries (AND, OR, NOT, groups, ranges,
-//! comparisons, phrases, wildcards, exact values, language scopes) over generated stores
-//! whose records exercise every matching rule, compared by result and by order.
+//! comparisons, phrases, wildcards, exact values, language scopes, nested queries bound
+//! to one element) over generated stores whose records exercise every matching rule and
+//! hold several price records per variant, compared by result and by order; and sorts by
+//! a price, bound by nested conditions or not.
 
 mod support;
 
@@ -66,7 +68,26 @@ fn words(rng: &mut Rng, vocab: &[&str], max: usize) -> String {
         .join(" ")
 }
 
-fn generate_card(rng: &mut Rng, i: usize) -> Json {
+const GRADES: &[&str] = &["10", "9.5", "9", "8"];
+
+/// One price record: raw (with a condition) or graded (with a company and grade), in one
+/// of `currencies`, several per variant, so that conditions on different records of a
+/// card differ from conditions on one.
+fn price(rng: &mut Rng, currencies: &[&str]) -> Json {
+    let currency = *rng.pick(currencies);
+    let market = if currency == "JPY" {
+        (rng.below(400) * 25) as f64
+    } else {
+        rng.below(400) as f64 / 4.0
+    };
+    if rng.chance(60) {
+        json!({"type": "raw", "condition": *rng.pick(&["NM", "LP", "MP"]), "market": market, "currency": currency})
+    } else {
+        json!({"type": "graded", "company": *rng.pick(&["PSA", "CGC", "BGS"]), "grade": *rng.pick(GRADES), "market": market, "currency": currency})
+    }
+}
+
+fn generate_card(rng: &mut Rng, i: usize, currencies: &[&str]) -> Json {
     let mut c = serde_json::Map::new();
     c.insert("id".into(), json!(format!("c{i}")));
     c.insert(
@@ -136,8 +157,22 @@ fn generate_card(rng: &mut Rng, i: usize) -> Json {
             if rng.chance(30) {
                 v.insert("printings".into(), json!(["e3"]));
             }
-            if rng.chance(50) {
-                v.insert("prices".into(), json!([{"type": "raw", "market": rng.below(400) as f64 / 4.0, "currency": "USD"}]));
+            if rng.chance(70) {
+                let prices: Vec<Json> = (0..1 + rng.below(5))
+                    .map(|_| price(rng, currencies))
+                    .collect();
+                v.insert("prices".into(), json!(prices));
+            }
+            if rng.chance(40) {
+                let reports: Vec<Json> = (0..1 + rng.below(2))
+                    .map(|_| {
+                        let grades: Vec<Json> = (0..1 + rng.below(3))
+                            .map(|_| json!({"grade": *rng.pick(GRADES), "count": rng.below(120)}))
+                            .collect();
+                        json!({"company": *rng.pick(&["PSA", "CGC"]), "grades": grades})
+                    })
+                    .collect();
+                v.insert("pop_reports".into(), json!(reports));
             }
             Json::Object(v)
         })
@@ -162,7 +197,11 @@ fn store(seed: u64) -> &'static Store {
                     json!({"id": "e3", "release_date": "2020/01/01"}),
                     json!({"id": "e4"}),
                 ];
-                let cards: Vec<Json> = (0..240).map(|i| generate_card(&mut rng, i)).collect();
+                // Stores 0 and 1 price in two currencies, store 2 in one.
+                let currencies: &[&str] = if s == 2 { &["USD"] } else { &["USD", "JPY"] };
+                let cards: Vec<Json> = (0..240)
+                    .map(|i| generate_card(&mut rng, i, currencies))
+                    .collect();
                 dir.write(
                     "g/expansions/e.json",
                     &serde_json::to_string(&expansions).unwrap(),
@@ -404,8 +443,86 @@ fn term() -> impl Strategy<Value = String> {
     )
         .prop_map(|(f, g, bang)| format!("{}{f}:{g}", if bang { "!" } else { "" }));
     prop_oneof![
-        name, bare, exact_name, keyword, text, range, compare, number_eq, bools, group, literal
+        5 => name, 5 => bare, 5 => exact_name, 5 => keyword, 5 => text, 5 => range,
+        5 => compare, 5 => number_eq, 5 => bools, 5 => group, 5 => literal, 8 => nested()
     ]
+}
+
+/// A query on one price record, the inside of `variants.prices:( )`: AND, OR and NOT of
+/// conditions on its fields.
+fn price_condition() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        prop::sample::select(vec![
+            "type:raw",
+            "type:graded",
+            "condition:NM",
+            "condition:(NM OR LP)",
+            "-condition:MP",
+            "company:PSA",
+            "company:*",
+            "grade:10",
+            "grade:\"9.5\"",
+            "currency:USD",
+            "currency:JPY",
+        ])
+        .prop_map(str::to_string),
+        (prop::sample::select(vec![">=", "<", ">", "<="]), 0u32..120)
+            .prop_map(|(op, n)| format!("market{op}{n}")),
+        (0u32..100, 0u32..60).prop_map(|(a, b)| format!("market:[{a} TO {}]", a + b)),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| format!("({})", v.join(" AND "))),
+            prop::collection::vec(inner.clone(), 2..3)
+                .prop_map(|v| format!("({})", v.join(" OR "))),
+            inner.prop_map(|q| format!("NOT {q}")),
+        ]
+    })
+}
+
+/// A nested query: conditions bound to one element of an array of objects, as deep as
+/// the generated data goes.
+fn nested() -> impl Strategy<Value = String> {
+    let prices = price_condition().prop_map(|c| format!("variants.prices:({c})"));
+    let variant = (
+        prop::sample::select(vec![
+            "name:\"alt art\"",
+            "name:normal",
+            "printings:e3",
+            "-printings:*",
+            "prices.market>50",
+        ]),
+        price_condition(),
+        prop::bool::ANY,
+    )
+        .prop_map(|(v, c, or)| {
+            format!(
+                "variants:({v} {} prices:({c}))",
+                if or { "OR" } else { "AND" }
+            )
+        });
+    let reports = (
+        prop::sample::select(vec!["PSA", "CGC"]),
+        prop::sample::select(vec!["10", "\"9.5\"", "8"]),
+        0u32..120,
+    )
+        .prop_map(|(company, grade, n)| {
+            format!("variants.pop_reports:(company:{company} AND grades:(grade:{grade} AND count>={n}))")
+        });
+    let grades = (prop::sample::select(vec!["10", "9", "8"]), 0u32..120)
+        .prop_map(|(grade, n)| format!("variants.pop_reports.grades:(grade:{grade} count<{n})"));
+    let attacks = (
+        prop::sample::select(vec![
+            "name:flame",
+            "name:\"quick attack\"",
+            "text:burst",
+            "damage:30",
+        ]),
+        0u32..4,
+    )
+        .prop_map(|(t, n)| format!("attacks:({t} AND converted_energy_cost>={n})"));
+    prop_oneof![3 => prices, 2 => variant, 1 => reports, 1 => grades, 1 => attacks]
 }
 
 /// A query: terms combined with AND (explicit or implicit), OR, NOT, `-` and parentheses.
@@ -463,12 +580,107 @@ fn check(seed: u64, q: &str, lang: Option<&str>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Runs `q` sorted by the market price through the engine and the oracle: each matching
+/// card's key is the largest (descending) or smallest (ascending) market price over its
+/// price records that satisfy every nested condition on `variants.prices` at the top of
+/// `q` (all of them without one); cards without one come last, ties in default order. On
+/// a store with prices in two currencies, a sort that no such condition fixes to one
+/// currency is refused.
+fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCaseError> {
+    let store = store(seed);
+    let catalog = store.engine.catalog("g").unwrap();
+    let order_by = if descending {
+        "-variants.prices.market"
+    } else {
+        "variants.prices.market"
+    };
+    let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+    let matching = store.records.matching(parsed.expr.as_ref());
+    let bound = oracle::bound_conditions(parsed.expr.as_ref(), "variants.prices");
+    let several_currencies = seed % 3 != 2;
+    let req = SearchRequest::new(q).order_by(order_by);
+    let mut got = Vec::new();
+    for page in 1.. {
+        match catalog.search(&req.page(page)) {
+            Ok(p) if p.count() == 0 => break,
+            Ok(p) => got.extend(
+                p.record_ids()
+                    .iter()
+                    .map(|&i| catalog.cards().record_id(i).into_owned()),
+            ),
+            Err(e) => {
+                let refused =
+                    several_currencies && !bound.iter().any(|c| oracle::fixes_value(c, "currency"));
+                prop_assert!(
+                    refused && e.to_string().contains("holds prices in JPY, USD"),
+                    "{q} {order_by}: {e}"
+                );
+                return Ok(());
+            }
+        }
+    }
+    prop_assert!(
+        !several_currencies || bound.iter().any(|c| oracle::fixes_value(c, "currency")),
+        "{} {}: not refused",
+        q,
+        order_by
+    );
+    let mut keyed: Vec<(Option<f64>, String)> = matching
+        .into_iter()
+        .map(|i| {
+            let record = &store.records.records[i];
+            let (elements, prefix) = store.records.elements_of(record, "", "variants.prices");
+            let prices = elements
+                .into_iter()
+                .filter(|e| bound.iter().all(|c| store.records.matches(c, e, &prefix)))
+                .filter_map(|e| e["market"].as_f64());
+            let key = if descending {
+                prices.max_by(f64::total_cmp)
+            } else {
+                prices.min_by(f64::total_cmp)
+            };
+            (key, record["id"].as_str().unwrap().to_string())
+        })
+        .collect();
+    // Stable: ties keep the default order.
+    keyed.sort_by(|(a, _), (b, _)| match (a, b) {
+        (Some(x), Some(y)) if descending => y.total_cmp(x),
+        (Some(x), Some(y)) => x.total_cmp(y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    let expected: Vec<String> = keyed.into_iter().map(|(_, id)| id).collect();
+    prop_assert_eq!(got, expected, "query {:?} order_by {:?}", q, order_by);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
     #[test]
     fn engine_matches_oracle(seed in 0u64..3, q in query(), lang in prop::sample::select(vec![None, Some("en"), Some("ja")])) {
         check(seed, &q, lang)?;
+    }
+
+    #[test]
+    fn price_sorts_match_the_oracle(
+        seed in 0u64..3,
+        currency in prop::sample::select(vec!["", "currency:USD AND ", "currency:JPY "]),
+        condition in price_condition(),
+        bind in prop::bool::ANY,
+        rest in prop::option::of(query()),
+        descending in prop::bool::ANY,
+    ) {
+        let mut q = if bind {
+            format!("variants.prices:({currency}{condition})")
+        } else {
+            String::new()
+        };
+        if let Some(rest) = rest {
+            q = format!("{q} {rest}");
+        }
+        check_price_sort(seed, q.trim(), descending)?;
     }
 }
 
@@ -496,6 +708,14 @@ fn hand_picked_queries_match_the_oracle() {
         "^rarity:\"super rare\"",
         "^name:Char*",
         "^rarity_code:sr -^rarity_code:SR",
+        "variants.prices:(type:raw AND condition:NM AND currency:USD AND market>=50)",
+        "variants.prices.type:raw variants.prices.condition:NM variants.prices.market>=50",
+        "NOT variants.prices:(type:raw)",
+        "variants:(name:\"alt art\" AND printings:e3)",
+        "variants:(prices:(company:PSA grade:10) OR pop_reports:(company:PSA))",
+        "variants.pop_reports:(company:PSA AND grades:(grade:10 AND count>=50))",
+        "attacks:(name:flame AND converted_energy_cost>=2) OR types:(fire OR water)",
+        "variants.prices:(currency:EUR)",
     ] {
         for seed in 0..3 {
             for lang in [None, Some("en"), Some("ja")] {

@@ -24,6 +24,15 @@ fn value_word() -> impl Strategy<Value = String> {
 
 /// A bare word: also not starting with `-` or `!`, and without `:`, `<`, `>` (which would
 /// make it a term).
+/// A word in a group of values (`field:(a OR b)`): also without `:`, `<` and `>`, since a
+/// `field:value` or `field>1` term inside the parentheses makes them a nested query.
+fn group_word() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9éリ'&*?.,!=+-][a-zA-Z0-9éリ'&*?.,!=+\"\\[\\]{}-]{0,8}"
+        .prop_filter("keywords are not words", |w| {
+            !["AND", "OR", "NOT", "TO"].contains(&w.as_str())
+        })
+}
+
 fn bare_word() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9éリ'&*?.,+][a-zA-Z0-9éリ'&*?.,+\"-]{0,8}"
         .prop_filter("keywords are not words", |w| {
@@ -56,11 +65,19 @@ fn bound() -> impl Strategy<Value = Bound> {
     ]
 }
 
-fn value(bare: bool) -> BoxedStrategy<Value<'static>> {
-    let word = if bare {
-        bare_word().boxed()
-    } else {
-        value_word().boxed()
+/// Where a value is written: bare, after `field:`, or in a group of values.
+#[derive(Clone, Copy)]
+enum At {
+    Bare,
+    Field,
+    Group,
+}
+
+fn value(at: At) -> BoxedStrategy<Value<'static>> {
+    let word = match at {
+        At::Bare => bare_word().boxed(),
+        At::Field => value_word().boxed(),
+        At::Group => group_word().boxed(),
     };
     prop_oneof![
         word.prop_map(|w| Value::Word(spanned(w))),
@@ -79,13 +96,13 @@ fn mode() -> impl Strategy<Value = Mode> {
 }
 
 fn term() -> impl Strategy<Value = Expr<'static>> {
-    let with_field = (field(), mode(), value(false)).prop_map(|(f, mode, v)| Term {
+    let with_field = (field(), mode(), value(At::Field)).prop_map(|(f, mode, v)| Term {
         field: Some(spanned(f)),
         mode,
         test: Test::Value(v),
         span: Span::default(),
     });
-    let bare = (mode(), value(true)).prop_map(|(mode, v)| Term {
+    let bare = (mode(), value(At::Bare)).prop_map(|(mode, v)| Term {
         field: None,
         mode,
         test: Test::Value(v),
@@ -110,7 +127,7 @@ fn term() -> impl Strategy<Value = Expr<'static>> {
     let group = (
         field(),
         mode(),
-        prop::collection::vec(prop::collection::vec(value(false), 1..3), 1..3),
+        prop::collection::vec(prop::collection::vec(value(At::Group), 1..3), 1..3),
     )
         .prop_map(|(f, mode, alternatives)| Term {
             field: Some(spanned(f)),
@@ -126,9 +143,27 @@ fn expr() -> impl Strategy<Value = Expr<'static>> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::And),
             prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::Or),
-            inner.prop_map(|e| Expr::Not(Box::new(e))),
+            inner.clone().prop_map(|e| Expr::Not(Box::new(e))),
+            // A nested query holds a term with a field (else it reads as a group).
+            (field(), inner)
+                .prop_filter("a nested query names a field", |(_, e)| has_field(e))
+                .prop_map(|(f, e)| Expr::Term(Term {
+                    field: Some(spanned(f)),
+                    mode: Mode::Match,
+                    test: Test::Nested(Box::new(e)),
+                    span: Span::default(),
+                })),
         ]
     })
+}
+
+/// Whether `e` holds a term with a field.
+fn has_field(e: &Expr<'_>) -> bool {
+    match e {
+        Expr::And(items) | Expr::Or(items) => items.iter().any(has_field),
+        Expr::Not(inner) => has_field(inner),
+        Expr::Term(t) => t.field.is_some(),
+    }
 }
 
 /// Query-like text: tokens of the language glued with and without spaces.
@@ -155,6 +190,7 @@ fn soup() -> impl Strategy<Value = String> {
             "{*",
             "*",
             "types:(a OR b)",
+            "attacks:(name:a",
             " ",
             " ",
             " ",

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use cardex::server::state::{State, StateUrl, PG_SCHEMA_VERSION};
 use reqwest::StatusCode;
 use serving::postgres::Cluster;
-use serving::{add_key, cardex, scratch, Server};
+use serving::{add_key, cardex, revoke_key, scratch, Server};
 
 /// A throw-away PostgreSQL server with a `cardex` database and a key for team `acme`;
 /// `None` when PostgreSQL is not installed (outside CI).
@@ -212,6 +212,46 @@ async fn two_replicas_share_one_limit_and_charge_each_answer_once() {
         assert!(Instant::now() < deadline, "{ua} {ub}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // An accounts file imports into the database, and its key works on both replicas;
+    // a revoked key stops working on both, without a restart.
+    let file = dir.join("accounts.json");
+    let mut accounts = cardex::server::accounts::Accounts::default();
+    let plan = cardex::server::accounts::Plan {
+        total_credits: 500,
+        overage_credit_rate: 0.002,
+    };
+    let initech = accounts.add_key("initech", plan, 1).unwrap();
+    accounts.write(&file).unwrap();
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "import",
+        file.to_str().unwrap(),
+        "--state",
+        &url,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    revoke_key(&url, &globex);
+    for (key, team, wanted) in [
+        (&initech, "initech", StatusCode::OK),
+        (&globex, "globex", StatusCode::UNAUTHORIZED),
+    ] {
+        for server in [&a, &b] {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let (s, _) = status_of(&c, &server.url("/pokemon/v1/cards"), key, team)
+                    .await
+                    .unwrap();
+                if s == wanted {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{team}: {s}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    let (_, list, _) = cardex(&["accounts", "list", "--state", &url]);
+    assert!(list.contains("globex\t1000000\t0.001\t0\t"), "{list}");
+    assert!(list.contains("initech\t500\t0.002\t1\t"), "{list}");
     a.stop();
     b.stop();
     std::fs::remove_dir_all(&dir).unwrap();

@@ -12,7 +12,7 @@ mod serving;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serving::{add_key, cardex, scratch, sqlite, Server};
+use serving::{add_key, cardex, cardex_with_input, revoke_key, scratch, sqlite, Server};
 
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -825,11 +825,50 @@ async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
         .contains("keys or teams changed in the state: 3 teams now"));
     let (s, _, _) = get(&c, &url, Some((&key, "acme"))).await;
     assert_eq!(s, StatusCode::OK);
-    // kill -9 right after the answers: every answered request's charge is kept.
+    // A revoked key stops working within a second or two, without a restart; revoking it
+    // again, or a hash that is no key's, is an error (exit 2) that changes nothing.
+    revoke_key(&state, &aardvark);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (s, _, e) = get(&c, &url, Some((&aardvark, "aardvark"))).await;
+        if s == StatusCode::UNAUTHORIZED {
+            assert_eq!(error_code(&e), "invalid_credentials");
+            break;
+        }
+        assert_eq!(s, StatusCode::OK);
+        assert!(Instant::now() < deadline, "the revoked key still works");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (code, _, err) = cardex_with_input(
+        &["accounts", "revoke-key", "--state", &state],
+        &format!("{aardvark}\n"),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("no key in") && err.contains("nothing was revoked"),
+        "{err}"
+    );
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "revoke-key",
+        "--state",
+        &state,
+        "--sha256",
+        "not-a-hash",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("64 hex digits"), "{err}");
+    let (code, _, err) = cardex_with_input(&["accounts", "revoke-key", "--state", &state], "\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("standard input"), "{err}");
+    let (s, _, _) = get(&c, &url, Some((&key, "acme"))).await;
+    assert_eq!(s, StatusCode::OK);
+    // kill -9 right after the answers: every answered request's charge is kept (acme's
+    // five answers).
     drop(server);
     let server = Server::start(&args);
-    let usage = usage_when(&c, &server, (&key, "acme"), 4).await;
-    assert_eq!(usage["used_credits"], 4);
+    let usage = usage_when(&c, &server, (&key, "acme"), 5).await;
+    assert_eq!(usage["used_credits"], 5);
     assert_eq!(usage["total_credits"], 50_000);
     let usage = usage_when(&c, &server, (&globex, "globex"), 1).await;
     assert_eq!(
@@ -849,8 +888,9 @@ async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
 }
 
 /// A state file the server cannot write stops the start (exit 2), naming the problem, and
-/// is left as it was. As root every file is writable, so there the server runs as the
-/// unprivileged `nobody`.
+/// is left as it was. As root every file is writable, so there the server runs without the
+/// capability that overrides file permissions (`setpriv` drops it from the bounding set):
+/// still root, so it reads the checkout wherever it is.
 #[test]
 fn a_read_only_sqlite_state_stops_the_start() {
     use std::os::unix::fs::PermissionsExt;
@@ -866,8 +906,9 @@ fn a_read_only_sqlite_state_stops_the_start() {
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     let mut command = if root {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "nobody", "--", env!("CARGO_BIN_EXE_cardex")]);
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set=-dac_override,-dac_read_search", "--"]);
+        c.arg(env!("CARGO_BIN_EXE_cardex"));
         c
     } else {
         Command::new(env!("CARGO_BIN_EXE_cardex"))

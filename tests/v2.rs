@@ -287,6 +287,69 @@ async fn v2_queries_paging_order_and_errors() {
     );
     let (_, body) = get(&client, &url("/v2/sets?q=ptcgoCode:BS")).await;
     assert_eq!(body["data"][0]["id"], "base1");
+    // More of v2's card fields: the set's ptcgoCode, evolvesFrom, legalities.
+    let (s, body) = get(&client, &url("/v2/cards?q=set.ptcgoCode:BS&pageSize=1")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(body["totalCount"], json!(count(&|set, _| set == "base1")));
+    let (_, body) = get(
+        &client,
+        &url("/v2/cards?q=!evolvesFrom:Charmander&pageSize=1"),
+    )
+    .await;
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|_, card| card["evolvesFrom"] == "Charmander"))
+    );
+    // A documented difference: `legalities.standard` is a text field, so `legal` is one
+    // of the words of `Not Legal` too; `!` asks for the whole value.
+    let (_, body) = get(
+        &client,
+        &url("/v2/cards?q=legalities.standard:legal&pageSize=1"),
+    )
+    .await;
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|_, card| card["legalities"]["standard"].is_string()))
+    );
+    assert!(count(&|_, card| card["legalities"]["standard"] == "Not Legal") > 0);
+    let (_, body) = get(
+        &client,
+        &url("/v2/cards?q=!legalities.standard:legal&pageSize=1"),
+    )
+    .await;
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|_, card| card["legalities"]["standard"] == "Legal"))
+    );
+    // Another: the set's own legalities, updatedAt and images are searchable on /v2/sets,
+    // not from a card (a 400 naming the field).
+    for field in [
+        "set.updatedAt:2020",
+        "set.legalities.standard:legal",
+        "set.images.symbol:x",
+    ] {
+        let (s, body) = get(&client, &url(&format!("/v2/cards?q={field}"))).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{field}: {body}");
+        let name = field.split(':').next().unwrap();
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(name),
+            "{field}: {body}"
+        );
+    }
+    let (s, body) = get(
+        &client,
+        &url("/v2/sets?q=legalities.standard:legal&pageSize=1"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["totalCount"],
+        json!(data
+            .sets
+            .values()
+            .filter(|s| s["legalities"]["standard"].is_string())
+            .count())
+    );
 
     // orderBy: newest set first.
     let (_, body) = get(
@@ -405,10 +468,25 @@ async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
     };
     let dir = scratch("v2-keys");
     let out = dir.join("snapshot");
-    import(&src, &out, &Options::default(), &|_| {}).expect("the import succeeds");
+    // Under another catalog name, which --v2-catalog names.
+    let options = Options {
+        catalog: "ptcg".to_string(),
+        ..Options::default()
+    };
+    import(&src, &out, &options, &|_| {}).expect("the import succeeds");
     let state = sqlite(&dir.join("state.db"));
     let key = add_key(&state, "acme", 100);
-    let server = Server::start_on(&out, &["--state", &state, "--v2-anonymous-limit", "5"]);
+    let server = Server::start_on(
+        &out,
+        &[
+            "--state",
+            &state,
+            "--v2-anonymous-limit",
+            "5",
+            "--v2-catalog",
+            "ptcg",
+        ],
+    );
     let client = reqwest::Client::new();
     let with_key = |path: &str| {
         client
@@ -427,10 +505,13 @@ async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
         assert_eq!(response.status(), StatusCode::OK, "{path}");
     }
     // A failed request costs nothing.
-    assert_eq!(
-        with_key("/v2/cards/nope").await.unwrap().status(),
-        StatusCode::NOT_FOUND
-    );
+    for (path, status) in [
+        ("/v2/cards/nope", StatusCode::NOT_FOUND),
+        ("/v2/cards?pageSize=251", StatusCode::BAD_REQUEST),
+        ("/v2/cards?q=nmae:pikachu", StatusCode::BAD_REQUEST),
+    ] {
+        assert_eq!(with_key(path).await.unwrap().status(), status, "{path}");
+    }
     // An unknown key: 401 in v2's body.
     let response = client
         .get(server.url("/v2/cards"))
@@ -442,7 +523,7 @@ async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], json!(401));
     // /v1 still needs both headers.
-    let response = with_key("/pokemon/v1/cards").await.unwrap();
+    let response = with_key("/ptcg/v1/cards").await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     // Without a key: 5 a minute from this address, then 429 with Retry-After, free.
     for _ in 0..5 {
@@ -464,8 +545,78 @@ async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
     assert_eq!(code, Some(0), "{err}");
     let acme = out.lines().find(|l| l.starts_with("acme\t")).unwrap();
     assert_eq!(acme.rsplit('\t').next(), Some("5"), "{out}");
+    // A revoked key: 401 in v2's body, within a second or two, and still free.
+    serving::revoke_key(&state, &key);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let body: Value = loop {
+        let response = with_key("/v2/cards?pageSize=1").await.unwrap();
+        if response.status() == StatusCode::UNAUTHORIZED {
+            break response.json().await.unwrap();
+        }
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the revoked key still works"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(body["error"]["code"], json!(401), "{body}");
+    assert_eq!(body["error"].as_object().unwrap().len(), 2, "{body}");
     server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `/v2` serves English cards only, of the catalog `--v2-catalog` names (`pokemon` by
+/// default), on any snapshot: the bundled one has Japanese Pokémon cards too. A server
+/// whose snapshot has no such catalog answers `/v2` with v2's 404, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_serves_the_english_cards_of_one_catalog() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data");
+    let mut english = BTreeSet::new();
+    let mut japanese = BTreeSet::new();
+    for entry in std::fs::read_dir(data.join("pokemon/cards")).unwrap() {
+        let cards: Vec<Value> =
+            serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+        for card in cards {
+            let id = card["id"].as_str().unwrap().to_string();
+            if card["language_code"] == "EN" {
+                english.insert(id);
+            } else {
+                japanese.insert(id);
+            }
+        }
+    }
+    assert!(!english.is_empty() && !japanese.is_empty());
+    let client = reqwest::Client::new();
+    let server = Server::start_on(&data, &["--open"]);
+    let (s, body) = get(&client, &server.url("/v2/cards?pageSize=250")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let served: BTreeSet<String> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(served, english);
+    assert_eq!(body["totalCount"], json!(english.len()));
+    let japanese_id = japanese.iter().next().unwrap();
+    let (s, body) = get(&client, &server.url(&format!("/v2/cards/{japanese_id}"))).await;
+    assert_eq!(
+        (s, body["error"]["code"].clone()),
+        (StatusCode::NOT_FOUND, json!(404))
+    );
+    server.stop();
+    let server = Server::start_on(&data, &["--open", "--v2-catalog", "nope"]);
+    let (s, body) = get(&client, &server.url("/v2/cards")).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no catalog `nope` to serve /v2 from"),
+        "{body}"
+    );
+    server.stop();
 }
 
 /// The official Python SDK, `pokemontcgsdk`, with its base URL pointed at the server and

@@ -21,7 +21,7 @@ use crate::load::{self, LoadError, LoadProgress};
 use crate::plan::Plan;
 use crate::query;
 use crate::schema::{FieldError, FieldErrorKind, Schema};
-use crate::store::{render_record, sorted_page, Collection, OrderKey, Select};
+use crate::store::{render_record, sorted_page, Collection, Counted, OrderKey, Select};
 use crate::text::fold;
 
 /// The catalogs of one snapshot, loaded in memory and indexed.
@@ -454,9 +454,10 @@ impl Catalog {
         let collection = self.collection(target);
         let universe = self.universe(target, req.lang)?;
         let query = query::parse(req.q)?;
-        let order = parse_order(collection, req.order_by)?;
+        let mut order = parse_order(collection, req.order_by)?;
         let checked = parameters(collection)?;
         let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
+        bind_order(collection, &plan, &mut order, req.order_by.unwrap_or(""))?;
         let matches = plan.matches();
         let total_count = matches.len();
         let offset = u64::from(req.page - 1) * u64::from(req.page_size);
@@ -506,7 +507,24 @@ fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<Or
                 );
             }
             match schema.value_field(name) {
-                Ok(field) => Ok(OrderKey { field, descending }),
+                Ok(field) => {
+                    let path = collection.index().field(field).path();
+                    let info = collection.index().field(field);
+                    if let Some((array, _, _)) = element_path(collection, path) {
+                        if info.kind() == crate::index::FieldKind::Text && !info.has_numbers() {
+                            return Err(bad(format!(
+                                "`{name}` is a text field inside the array of objects `{array}`; \
+                                 sort by a number or keyword field"
+                            ))
+                            .into());
+                        }
+                    }
+                    Ok(OrderKey {
+                        field,
+                        descending,
+                        counted: None,
+                    })
+                }
                 Err(e) => {
                     let hint = did_you_mean(e.suggestion);
                     Err(bad(format!("no record has a value at `{name}`{hint}")).into())
@@ -514,6 +532,75 @@ fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<Or
             }
         })
         .collect()
+}
+
+/// The nearest array of objects holding the field at `path`: its path and number in
+/// [`Collection::nested`], and the field's path relative to an element.
+fn element_path<'c>(
+    collection: &'c Collection,
+    path: &'c str,
+) -> Option<(&'c str, usize, &'c str)> {
+    let mut head = path;
+    while let Some((prefix, _)) = head.rsplit_once('.') {
+        if let Some(space) = collection.nested_path(prefix) {
+            return Some((prefix, space, &path[prefix.len() + 1..]));
+        }
+        head = prefix;
+    }
+    None
+}
+
+/// Binds each `order_by` key on a field inside an array of objects to the elements the
+/// query's nested queries on that array at its top level match (all of them without one;
+/// see [`crate::plan::BoundNested`]), and refuses a price sort across currencies: when the
+/// elements hold several values of `currency`, such a nested query must fix one.
+fn bind_order(
+    collection: &Collection,
+    plan: &Plan<'_>,
+    order: &mut [OrderKey],
+    text: &str,
+) -> Result<()> {
+    for key in order.iter_mut() {
+        let path = collection.index().field(key.field).path();
+        let Some((array, space, relative)) = element_path(collection, path) else {
+            continue;
+        };
+        let elements = &collection.nested()[space].elements;
+        let Some(field) = elements.index().lookup(relative) else {
+            continue;
+        };
+        let bound: Vec<&crate::plan::BoundNested<'_>> =
+            plan.bound.iter().filter(|b| b.space == space).collect();
+        let currencies = elements.keyword_values("currency");
+        let fixed = bound
+            .iter()
+            .any(|b| b.fixed.iter().any(|f| f == "currency"));
+        if currencies.len() > 1 && !fixed {
+            let listed: Vec<String> = currencies.iter().map(|c| c.to_uppercase()).collect();
+            let reason = format!(
+                "`{path}` holds prices in {} and a sort never orders different currencies as \
+                 one number; fix one with a nested condition on the same array, e.g. \
+                 q={array}:(currency:{} AND ...)&order_by={}{path}",
+                listed.join(", "),
+                listed[0],
+                if key.descending { "-" } else { "" },
+            );
+            return Err(ParameterError::invalid("order_by", text, reason).into());
+        }
+        let Some((first, rest)) = bound.split_first() else {
+            continue;
+        };
+        let mut counted = first.plan.execute().into_owned();
+        for other in rest {
+            counted &= other.plan.execute().as_ref();
+        }
+        key.counted = Some(Counted {
+            space,
+            field,
+            elements: counted,
+        });
+    }
+    Ok(())
 }
 
 /// `select=id,name`: top-level fields of the collection (camelCase accepted).

@@ -44,6 +44,14 @@ const MAX_CHUNK_LEN: usize = 1 << 16;
 
 /// Builds the index of `docs` (compact JSON records; record `i` gets id `i`).
 pub(crate) fn build(docs: &[&str]) -> Index {
+    build_at(docs, "")
+}
+
+/// Builds the index of `docs`, the elements of an array of objects at `at` (`variants.`,
+/// with its dot; empty for records): its fields are named relative to an element, but
+/// their kinds are those of their whole paths (`name` of a variant is a keyword field, as
+/// `variants.name` is).
+pub(crate) fn build_at(docs: &[&str], at: &str) -> Index {
     let len = chunk_len(docs.len());
     let chunks: Vec<(u32, &[&str])> = docs
         .chunks(len)
@@ -57,9 +65,12 @@ pub(crate) fn build(docs: &[&str]) -> Index {
             len: chunk.len() as u32,
             walked: walked.take(),
             record_ends: Vec::with_capacity(chunk.len()),
+            at,
             ..ChunkBuilder::default()
         };
-        builder.fields.push(PartialField::new("".into()));
+        builder
+            .fields
+            .push(PartialField::new("".into(), FieldKind::Text));
         builder.stack.push(0);
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
@@ -183,9 +194,9 @@ impl ValueCache {
 }
 
 impl PartialField<'_> {
-    fn new(path: Box<str>) -> Self {
+    fn new(path: Box<str>, kind: FieldKind) -> Self {
         PartialField {
-            kind: field_kind(&path),
+            kind,
             path,
             exists: Vec::new(),
             terms: StrSlots::default(),
@@ -208,6 +219,8 @@ impl PartialField<'_> {
 /// `'a`.
 #[derive(Default)]
 struct ChunkBuilder<'a> {
+    /// The path of the records from the top (see [`build_at`]).
+    at: &'a str,
     fields: Vec<PartialField<'a>>,
     stack: Vec<u32>,
     /// The chunk's first record, its number of records, and the record being walked.
@@ -270,7 +283,12 @@ impl<'a> ChunkBuilder<'a> {
         let plain = !key.contains(['"', '\\']);
         node.children.push((key.into(), id, plain));
         node.hint = node.children.len();
-        self.fields.push(PartialField::new(path));
+        let kind = if self.at.is_empty() {
+            field_kind(&path)
+        } else {
+            field_kind(&format!("{}{path}", self.at))
+        };
+        self.fields.push(PartialField::new(path, kind));
         id
     }
 

@@ -22,7 +22,7 @@ mod slots;
 mod vocab;
 
 pub use crate::naming::FieldKind;
-pub(crate) use build::build;
+pub(crate) use build::{build, build_at};
 pub(crate) use vocab::VocabBuilder;
 pub use vocab::{NumVocab, Postings, Vocab};
 

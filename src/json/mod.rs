@@ -7,6 +7,7 @@
 //! up) and written once in compact form, with no tree in between; keys keep their order. The compact text is what cardex serves and what it
 //! indexes: the served card and the searched card are the same bytes.
 
+pub(crate) mod elements;
 pub(crate) mod scan;
 pub(crate) mod transcode;
 pub(crate) mod walk;

@@ -30,6 +30,30 @@ pub enum PlanErrorKind {
         /// The field as typed.
         field: String,
     },
+    /// A nested query `field:( ... )` on a field that is not an array of objects.
+    NotNested {
+        /// The field as typed.
+        field: String,
+        /// What the field is instead.
+        holds: Holds,
+        /// The arrays of objects a nested query can name here, relative to where it is
+        /// written.
+        arrays: Box<[String]>,
+        /// The closest of them, if one is close.
+        suggestion: Option<String>,
+    },
+}
+
+/// What a field that a nested query names holds, when it is not an array of objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Holds {
+    /// Values (`rarity_code`): `field:( )` there is a group of values.
+    Values,
+    /// One object (`legalities`): its fields are named directly.
+    Object,
+    /// Nothing: no record has the field.
+    Nothing,
 }
 
 impl fmt::Display for PlanErrorKind {
@@ -57,6 +81,36 @@ impl fmt::Display for PlanErrorKind {
                 f,
                 "field `{field}` holds no numbers, so ranges and comparisons cannot match it"
             ),
+            PlanErrorKind::NotNested {
+                field,
+                holds,
+                arrays,
+                suggestion,
+            } => {
+                match holds {
+                    Holds::Values => write!(
+                        f,
+                        "`{field}` holds values, not an array of objects, so `{field}:( )` cannot \
+                         hold a query on its elements; to match one of several values write \
+                         `{field}:(a OR b)`"
+                    )?,
+                    Holds::Object => write!(
+                        f,
+                        "`{field}` is one object, not an array of objects; name its fields \
+                         directly (`{field}.name:value`)"
+                    )?,
+                    Holds::Nothing => write!(f, "unknown array of objects `{field}`")?,
+                }
+                if let Some(s) = suggestion {
+                    write!(f, " (did you mean `{s}`?)")?;
+                }
+                if arrays.is_empty() {
+                    f.write_str("; no field here is an array of objects")
+                } else {
+                    let list: Vec<String> = arrays.iter().map(|a| format!("`{a}`")).collect();
+                    write!(f, "; the arrays of objects here: {}", list.join(", "))
+                }
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ use super::mask::{ids_of_words, page_of_words};
 use super::{Check, Node, Partition, Plan};
 use crate::index::Postings;
 use crate::json::walk::Scalar;
+use crate::store::NO_PARENT;
 use crate::text::{fold, words};
 
 /// The cost of checking one record's text, relative to one posting-list entry: checks
@@ -279,6 +280,10 @@ impl<'c> Plan<'c> {
                 let (e, c) = self.estimate(inner);
                 (n.saturating_sub(e), c + n / 8)
             }
+            Node::Nested { plan, .. } => {
+                let (e, c) = plan.estimate(&plan.root);
+                (e.min(n), c + e)
+            }
         }
     }
 
@@ -334,6 +339,13 @@ impl<'c> Plan<'c> {
                 let base = within.unwrap_or(self.universe);
                 let excluded = self.eval(inner, Some(base));
                 Cow::Owned(base - excluded.as_ref())
+            }
+            Node::Nested { plan, lift, .. } => {
+                let mut set = plan.execute();
+                for map in lift {
+                    set = Cow::Owned(lift_through(&set, map));
+                }
+                set
             }
         }
     }
@@ -531,6 +543,22 @@ impl<'c> Plan<'c> {
         });
         found
     }
+}
+
+/// The ids `map` gives the members of `set`: an element's record, or its enclosing
+/// element. Maps ascend with the elements (both are numbered in record order, then
+/// document order), so the result comes out sorted; repeats are dropped as they come, and
+/// elements without one ([`NO_PARENT`]) are left out.
+pub(crate) fn lift_through(set: &RoaringBitmap, map: &[u32]) -> RoaringBitmap {
+    let mut last = NO_PARENT;
+    let lifted = set.iter().filter_map(|e| {
+        let up = map.get(e as usize).copied().unwrap_or(NO_PARENT);
+        (up != NO_PARENT && up != last).then(|| {
+            last = up;
+            up
+        })
+    });
+    RoaringBitmap::from_sorted_iter(lifted).unwrap_or_default()
 }
 
 /// The union of posting lists: bitmaps with roaring's multi-way union, short id lists

@@ -160,6 +160,17 @@ impl<'c> Plan<'c> {
                 writeln!(out, "{indent}NOT  ~{est} cost {cost}")?;
                 self.write_node(out, inner, depth + 1)
             }
+            Node::Nested {
+                path, plan, span, ..
+            } => {
+                writeln!(
+                    out,
+                    "{indent}nested {path} ({} elements): {}  ~{est} cost {cost}",
+                    plan.collection.len(),
+                    text(*span)
+                )?;
+                plan.write_node(out, &plan.root, depth + 1)
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ mod explain;
 mod mask;
 mod normalize;
 
-pub use error::{PlanError, PlanErrorKind};
+pub use error::{Holds, PlanError, PlanErrorKind};
 pub use exec::Matches;
 
 use roaring::RoaringBitmap;
@@ -34,12 +34,29 @@ use crate::store::Collection;
 use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, Pattern};
 
 /// A query resolved against one collection, ready to execute.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Plan<'c> {
     pub(crate) root: Node<'c>,
     pub(crate) collection: &'c Collection,
     pub(crate) universe: &'c RoaringBitmap,
     pub(crate) query: &'c str,
+    /// The nested queries written at the top of the query (see [`BoundNested`]).
+    pub(crate) bound: Vec<BoundNested<'c>>,
+}
+
+/// A nested query written at the top of the query — alone, or ANDed with the rest, not
+/// under `OR` or `NOT` — so that every match holds an element it matches: a sort on a
+/// field of those elements counts only those elements. Which queries these are is read
+/// from the query as written, never from what the data makes of it.
+#[derive(Debug, Clone)]
+pub(crate) struct BoundNested<'c> {
+    /// The array-of-objects path, its number in [`Collection::nested`].
+    pub(crate) space: usize,
+    /// The query on its elements.
+    pub(crate) plan: Plan<'c>,
+    /// The fields (snake_case, relative to the element) that the nested query's own top
+    /// level fixes to one plain value: `currency` in `currency:USD AND market>=100`.
+    pub(crate) fixed: Vec<String>,
 }
 
 /// What a leaf of the plan stands for, for `explain`.
@@ -98,6 +115,19 @@ pub(crate) enum Node<'c> {
     And(Vec<Node<'c>>),
     Or(Vec<Node<'c>>),
     Not(Box<Node<'c>>),
+    /// A nested query: the records (or enclosing elements) holding an element of the
+    /// array-of-objects path number `space` that `plan` matches.
+    Nested {
+        space: usize,
+        /// The path of `space`, from the record.
+        path: &'c str,
+        /// The query on the elements, over their collection.
+        plan: Box<Plan<'c>>,
+        /// The maps from an element up to what this node's plan counts: the enclosing
+        /// elements' maps, then (from the records' plan) the records'.
+        lift: SmallVec<[&'c [u32]; 2]>,
+        span: Span,
+    },
 }
 
 /// A partition of the records that a field's values make when no record holds two of
@@ -166,6 +196,8 @@ impl<'c> Plan<'c> {
             collection,
             index: collection.index(),
             query: text,
+            records: collection,
+            context: None,
         };
         let body = match &query.expr {
             None => Node::All,
@@ -188,13 +220,68 @@ impl<'c> Plan<'c> {
             all.push(body);
             Node::And(all)
         };
+        let mut bound = Vec::new();
+        if let Some(expr) = &query.expr {
+            let mut nested = Vec::new();
+            top_level(expr, &mut |term| {
+                if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
+                    nested.push((field, &**inner, term.span));
+                }
+            });
+            for (field, inner, span) in nested {
+                if let Node::Nested { space, plan, .. } =
+                    resolver.nested(&field.value, field.span, inner, span)?
+                {
+                    bound.push(BoundNested {
+                        space,
+                        plan: *plan,
+                        fixed: fixed_fields(inner),
+                    });
+                }
+            }
+        }
         Ok(Plan {
             root: normalize::normalize(root),
             collection,
             universe,
             query: text,
+            bound,
         })
     }
+}
+
+/// Calls `each` with the terms at the top of `expr`: `expr` itself, or the items of an
+/// `AND` (of `AND`s), not what is under `OR` or `NOT`.
+fn top_level<'q, 'a>(expr: &'q Expr<'a>, each: &mut impl FnMut(&'q Term<'a>)) {
+    match expr {
+        Expr::And(items) => items.iter().for_each(|e| top_level(e, each)),
+        Expr::Term(term) => each(term),
+        Expr::Or(_) | Expr::Not(_) => {}
+    }
+}
+
+/// The fields (snake_case) that terms at the top of `expr` fix to one plain value: a word
+/// without wildcards, a phrase, or a group of one such value.
+fn fixed_fields(expr: &Expr<'_>) -> Vec<String> {
+    let plain = |v: &Value<'_>| match v {
+        Value::Word(w) => !w.value.contains(['*', '?']),
+        Value::Phrase(_) => true,
+        Value::Range(_) => false,
+    };
+    let mut fixed = Vec::new();
+    top_level(expr, &mut |term| {
+        let one = match &term.test {
+            Test::Value(v) => plain(v),
+            Test::Group(any) => {
+                matches!(any.as_slice(), [all] if matches!(all.as_slice(), [v] if plain(v)))
+            }
+            Test::Compare(..) | Test::Nested(_) => false,
+        };
+        if let (true, Some(field)) = (one, &term.field) {
+            fixed.push(crate::naming::snake_case(&field.value));
+        }
+    });
+    fixed
 }
 
 /// Resolves the AST against one index.
@@ -202,6 +289,11 @@ struct Resolver<'c> {
     collection: &'c Collection,
     index: &'c Index,
     query: &'c str,
+    /// The records' collection, which lists the arrays of objects.
+    records: &'c Collection,
+    /// Inside a nested query: the array-of-objects path (its number in the records'
+    /// [`Collection::nested`]) whose elements `collection` holds.
+    context: Option<usize>,
 }
 
 impl<'c> Resolver<'c> {
@@ -230,6 +322,9 @@ impl<'c> Resolver<'c> {
     }
 
     fn term(&self, term: &Term<'_>) -> Result<Node<'c>, PlanError> {
+        if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
+            return self.nested(&field.value, field.span, inner, term.span);
+        }
         let (typed, span, bare) = match &term.field {
             Some(f) => (&*f.value, f.span, false),
             None => ("name", term.span, true),
@@ -261,6 +356,8 @@ impl<'c> Resolver<'c> {
                 let span = Span::new(n.span.start.saturating_sub(op.as_str().len()), n.span.end);
                 self.range(&leaf, lower, upper, span)
             }
+            // The parser gives a nested query its field.
+            Test::Nested(_) => Ok(Node::Empty),
             Test::Group(alternatives) => {
                 let mut any = Vec::with_capacity(alternatives.len());
                 for all in alternatives {
@@ -273,6 +370,95 @@ impl<'c> Resolver<'c> {
                 Ok(Node::Or(any))
             }
         }
+    }
+
+    /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
+    /// (relative to the context), and the maps that lift its matches to this context.
+    fn nested(
+        &self,
+        typed: &str,
+        span: Span,
+        inner: &Expr<'_>,
+        whole: Span,
+    ) -> Result<Node<'c>, PlanError> {
+        let nested = self.records.nested();
+        let prefix = match self.context {
+            Some(c) => format!("{}.", nested[c].path),
+            None => String::new(),
+        };
+        let found = [typed.to_string(), crate::naming::snake_case(typed)]
+            .into_iter()
+            .find_map(|name| self.records.nested_path(&format!("{prefix}{name}")));
+        let Some(space) = found else {
+            return Err(self.not_nested(typed, span, &prefix));
+        };
+        let mut lift: SmallVec<[&'c [u32]; 2]> = SmallVec::new();
+        let mut at = space;
+        while Some(at) != self.context {
+            match nested[at].parent {
+                Some(parent) if self.context.is_some() => {
+                    lift.push(&nested[at].parent_of);
+                    at = parent;
+                }
+                _ => {
+                    lift.push(&nested[at].record_of);
+                    break;
+                }
+            }
+        }
+        let elements = &nested[space].elements;
+        let resolver = Resolver {
+            collection: elements,
+            index: elements.index(),
+            query: self.query,
+            records: self.records,
+            context: Some(space),
+        };
+        // Kept when it matches nothing (`currency:EUR` where no price is in euros), as
+        // written.
+        let root = normalize::normalize(resolver.expr(inner)?);
+        Ok(Node::Nested {
+            space,
+            path: &nested[space].path,
+            plan: Box::new(Plan {
+                root,
+                collection: elements,
+                universe: elements.all(),
+                query: self.query,
+                bound: Vec::new(),
+            }),
+            lift,
+            span: whole,
+        })
+    }
+
+    /// The error for a nested query on `typed`, which is not an array of objects here.
+    fn not_nested(&self, typed: &str, span: Span, prefix: &str) -> PlanError {
+        let arrays: Vec<String> = self
+            .records
+            .nested()
+            .iter()
+            .filter_map(|n| n.path.strip_prefix(prefix))
+            .map(str::to_string)
+            .collect();
+        let schema = Schema::new(self.index);
+        let holds = match schema.value_field(typed) {
+            Ok(_) => Holds::Values,
+            Err(e) if matches!(e.kind, FieldErrorKind::Object { .. }) => Holds::Object,
+            Err(_) => Holds::Nothing,
+        };
+        let suggestion = if holds == Holds::Nothing {
+            crate::naming::suggest(typed, arrays.iter().map(String::as_str)).map(str::to_string)
+        } else {
+            None
+        };
+        let kind = PlanErrorKind::NotNested {
+            field: typed.to_string(),
+            holds,
+            arrays: arrays.into_boxed_slice(),
+            suggestion,
+        };
+        self.error(kind, span)
     }
 
     fn value(

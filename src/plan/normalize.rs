@@ -120,6 +120,7 @@ mod tests {
                 items.iter().map(shape).collect::<Vec<_>>().join(",")
             ),
             Node::Not(x) => format!("NOT({})", shape(x)),
+            Node::Nested { .. } => "N".into(),
         }
     }
 

@@ -149,6 +149,9 @@ pub enum Test<'a> {
     Compare(CompareOp, Spanned<f64>),
     /// `field:(a b OR c)`: an OR of AND-lists of values (AND binds tighter).
     Group(Vec<Vec<Value<'a>>>),
+    /// `field:(name:x AND damage>=60)`: a query that one element of `field` (an array of
+    /// objects) must satisfy as a whole; its field names are relative to the element.
+    Nested(Box<Expr<'a>>),
 }
 
 impl Test<'_> {
@@ -157,6 +160,7 @@ impl Test<'_> {
         match self {
             Test::Value(value) => Test::Value(value.into_owned()),
             Test::Compare(op, n) => Test::Compare(op, n),
+            Test::Nested(inner) => Test::Nested(Box::new(inner.into_owned())),
             Test::Group(any) => Test::Group(
                 any.into_iter()
                     .map(|all| all.into_iter().map(Value::into_owned).collect())

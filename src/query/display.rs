@@ -76,6 +76,7 @@ impl Display for Term<'_> {
                 value.fmt(f)
             }
             Test::Compare(op, n) => write!(f, "{}{}", op.as_str(), n.value),
+            Test::Nested(inner) => write!(f, ":({inner})"),
             Test::Group(alternatives) => {
                 if self.field.is_some() {
                     f.write_char(':')?;

@@ -115,6 +115,11 @@ pub enum ParseErrorKind {
     },
     /// A `(` inside a grouped value.
     NestedGroup,
+    /// `!` or `^` before a nested query (`!attacks:(name:x)`): they apply to values.
+    PrefixedNested {
+        /// `!` or `^`.
+        prefix: &'static str,
+    },
     /// A parser state no designed error covers. Every occurrence is a bug: the `parse` fuzz
     /// target fails on it.
     Internal,
@@ -170,7 +175,14 @@ impl fmt::Display for ParseErrorKind {
                 write!(f, "expected whitespace or `)` after the value, found {found}")
             }
             NestedGroup => f.write_str(
-                "expected a value, found `(`: values inside `field:( )` cannot be grouped further",
+                "expected a value, found `(`: values inside `field:( )` cannot be grouped further \
+                 (a query on the elements of an array of objects names their fields: \
+                 `attacks:(name:x AND damage>=60)`)",
+            ),
+            PrefixedNested { prefix } => write!(
+                f,
+                "`{prefix}` applies to values, not to a nested query; write it inside the \
+                 parentheses, before a term: `attacks:({prefix}name:x)`"
             ),
             Internal => f.write_str("internal parser error; please report this query"),
         }

@@ -9,6 +9,7 @@
 //! term    = ["!" | "^"] field ":" value
 //!         | field ("<" | "<=" | ">" | ">=") number
 //!         | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"   AND binds tighter than OR
+//!         | field ":" "(" or ")"               nested: the parentheses hold a term with a field
 //!         | ["!" | "^"] value                  a bare value searches `name`
 //! value   = word | "\"" phrase "\"" | range
 //! range   = ("[" | "{") bound "TO" bound ("]" | "}")       [ ] inclusive, { } exclusive
@@ -30,6 +31,12 @@
 //!   those numbers, so `release_date>=2020/01/01` and `release_date:[2020-01-01 TO *]` find
 //!   the same records whichever form the data uses.
 //! - `!` before a bare value is exact on `name` (`!charizard`), like Scryfall.
+//! - `field:( ... )` is a group of values (`rarity:(SR OR SEC)`) unless the parentheses
+//!   hold a term with a field (`name:x`, `damage>=60`) anywhere: then it is a *nested
+//!   query* on `field`, an array of objects, which one element must satisfy as a whole
+//!   (`variants.prices:(type:raw AND currency:USD AND market>=100)`), its field names
+//!   relative to the element; nested queries nest (`pop_reports:(company:PSA AND
+//!   grades:(grade:10 AND count>=50))`). The planner says which paths are arrays of objects.
 //! - `^` is an extension of the contract's language: `^field:value` matches a value equal
 //!   to the whole value *as written*, without folding (`^subtypes:EX` but not `ex`).
 //!
@@ -59,6 +66,7 @@
 //! | `ReservedKeyword` | `name:AND` |
 //! | `ExpectedSeparator` | `name:"a"b` |
 //! | `NestedGroup` | `types:((a))` |
+//! | `PrefixedNested` | `!attacks:(name:x)` |
 //!
 //! ```
 //! let err = cardex::query::parse("name:\"charizard").unwrap_err();

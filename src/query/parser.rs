@@ -7,7 +7,8 @@
 //! `alt` ever reports the wrong branch, and nothing is parsed twice: the parser looks at
 //! the next character and commits.
 //!
-//! Recursion happens only through parentheses, and [`MAX_DEPTH`] bounds it; `NOT` chains
+//! Recursion happens only through parentheses (of groups of terms and of nested queries),
+//! and [`MAX_DEPTH`] bounds it; `NOT` chains
 //! are read in a loop.
 
 use nom::bytes::complete::{take_while, take_while1};
@@ -316,6 +317,10 @@ impl QueryParser {
             let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
             if let Some(value_start) = after_field.strip_prefix(':') {
                 let (end, test) = self.field_value(value_start, name)?;
+                if mode != Mode::Match && matches!(test, Test::Nested(_)) {
+                    let prefix = mode.prefix();
+                    return fail(input, 1, ParseErrorKind::PrefixedNested { prefix });
+                }
                 let span = self.span(input, end);
                 let term = Term {
                     field: Some(field),
@@ -351,10 +356,15 @@ impl QueryParser {
         Ok((end, Expr::Term(term)))
     }
 
-    /// The value after `field:` — a word, a phrase, a range or a group.
+    /// The value after `field:` — a word, a phrase, a range, a group of values, or a
+    /// nested query (a parenthesis holding a `field:value` or `field<n` term anywhere).
     fn field_value<'a>(&mut self, input: &'a str, field: &str) -> PResult<'a, Test<'a>> {
-        if input.starts_with('(') {
-            self.group(input, field)
+        if let Some(inside) = input.strip_prefix('(') {
+            if holds_field_term(inside) {
+                self.nested(input)
+            } else {
+                self.group(input, field)
+            }
         } else {
             let (rest, value) = self.value(input, Some(field))?;
             Ok((rest, Test::Value(value)))
@@ -551,6 +561,26 @@ impl QueryParser {
         }
     }
 
+    /// `"(" or ")"` after `field:`: a query on the elements of `field`, an array of
+    /// objects, with field names relative to one element. It nests like parentheses do
+    /// (one level of [`MAX_DEPTH`]).
+    fn nested<'a>(&mut self, input: &'a str) -> PResult<'a, Test<'a>> {
+        if self.depth >= MAX_DEPTH {
+            return fail(
+                input,
+                1,
+                ParseErrorKind::DepthLimitExceeded { max: MAX_DEPTH },
+            );
+        }
+        self.depth += 1;
+        let (rest, expr) = self.or(ws(&input[1..]))?;
+        self.depth -= 1;
+        match ws(rest).strip_prefix(')') {
+            Some(after) => Ok((separator(after)?, Test::Nested(Box::new(expr)))),
+            None => fail(input, 1, ParseErrorKind::UnclosedParen),
+        }
+    }
+
     /// The number after a comparison operator, written right after it.
     fn compare_number<'a>(
         &mut self,
@@ -573,6 +603,55 @@ impl QueryParser {
             ),
         }
     }
+}
+
+/// Whether the parenthesised text starting at `inside` (just after its `(`) holds a term
+/// with a field — `name:value` or `damage>=60` (a comparison with its number), at any
+/// depth, outside quotes and ranges —
+/// which makes `field:( ... )` a nested query rather than a group of values. Stops at the
+/// parenthesis that closes it (or the end of the text).
+fn holds_field_term(inside: &str) -> bool {
+    let bytes = inside.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'(' => depth += 1,
+            b')' if depth == 0 => return false,
+            b')' => depth -= 1,
+            b'"' => {
+                // To the closing quote, past `\"` and `\\` escapes.
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'[' | b'{' => {
+                while i < bytes.len() && !matches!(bytes[i], b']' | b'}' | b')') {
+                    i += 1;
+                }
+                continue;
+            }
+            b if b.is_ascii_whitespace() => {}
+            // A prefix: what follows is read as the start of a token (a phrase, a group,
+            // a term).
+            b'-' | b'!' | b'^' => {}
+            _ => {
+                let token = &inside[i..];
+                if let Ok((after, _)) = field_name(token) {
+                    let compares = comparison(after).is_some_and(|(_, n)| number(n).is_some());
+                    if after.starts_with(':') || compares {
+                        return true;
+                    }
+                }
+                let len = token_len(&inside[i..]).max(1);
+                i += len;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Wraps two or more items with `make`; a single item stands alone.

@@ -428,7 +428,7 @@ hp>=10x
     assert_eq!(
         e("types:((a))"),
         "\
-expected a value, found `(`: values inside `field:( )` cannot be grouped further
+expected a value, found `(`: values inside `field:( )` cannot be grouped further (a query on the elements of an array of objects names their fields: `attacks:(name:x AND damage>=60)`)
 types:((a))
        ^"
     );

@@ -2,17 +2,20 @@
 //! record's served JSON, written once at load, in default order, so that record ids
 //! (`u32`) are positions in that order; the index over it; and the "all" set `0..n`.
 
+mod nested;
 mod render;
 mod sort;
 
+pub(crate) use nested::{Nested, NO_PARENT};
+
 pub(crate) use render::{render_record, Select};
-pub(crate) use sort::{sorted_page, OrderKey, SortColumns};
+pub(crate) use sort::{sorted_page, Counted, OrderKey, SortColumns};
 
 use std::borrow::Cow;
 
 use roaring::RoaringBitmap;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::index::{self, FieldId, Index, Postings, Vocab, VocabBuilder};
 use crate::json::walk::{values_at, Scalar};
@@ -50,7 +53,7 @@ pub(crate) trait Placed {
 }
 
 /// Where a record's JSON is: a buffer and a byte range in it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct DocRef {
     buffer: u32,
     start: u32,
@@ -71,8 +74,9 @@ struct DocRef {
 /// ```
 #[derive(Debug)]
 pub struct Collection {
-    /// The records' JSON, written at load a chunk of records per buffer.
-    buffers: Vec<String>,
+    /// The records' JSON, written at load a chunk of records per buffer (shared with the
+    /// collections of their array elements, whose texts are slices of it).
+    buffers: Arc<Vec<String>>,
     docs: Vec<DocRef>,
     /// `strips[strip_starts[i]..strip_starts[i + 1]]` are record `i`'s marks; empty when no
     /// record has any.
@@ -84,6 +88,11 @@ pub struct Collection {
     sort_columns: SortColumns,
     /// Per field, its values as written (not folded), built on the first `^` query.
     literals: Box<[OnceLock<Vocab>]>,
+    /// The elements of the records' arrays of objects, by path (empty in a collection of
+    /// elements: the records' collection lists every depth).
+    nested: Vec<Nested>,
+    /// In a collection of elements, the path of their array of objects.
+    elements_at: Option<Box<str>>,
 }
 
 impl Collection {
@@ -113,9 +122,9 @@ impl Collection {
                 len: place.len,
             }
         });
-        let buffers: Vec<String> = batches.into_iter().map(|b| b.text).collect();
+        let buffers: Arc<Vec<String>> = Arc::new(batches.into_iter().map(|b| b.text).collect());
         let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
-        let index = index::build(&texts);
+        let (index, nested) = par::join(|| index::build(&texts), || nested::build(&buffers, &docs));
         // Dropped after the index is built, not before: freeing a large block makes glibc
         // raise its mmap threshold, and the builder's buffers would then come from the
         // heap and stay resident (see `par::Pool`).
@@ -136,7 +145,55 @@ impl Collection {
             index,
             all,
             sort_columns: SortColumns::default(),
+            nested,
+            elements_at: None,
         }
+    }
+
+    /// The elements `docs` (slices of `buffers`) of the array of objects at `path` as a
+    /// collection of their own, indexed under paths relative to an element.
+    fn of_elements(buffers: Arc<Vec<String>>, docs: Vec<DocRef>, path: &str) -> Collection {
+        let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
+        let index = index::build_at(&texts, &format!("{path}."));
+        drop(texts);
+        let mut all = RoaringBitmap::new();
+        all.insert_range(0..docs.len() as u32);
+        let literals = (0..index.fields().count())
+            .map(|_| OnceLock::new())
+            .collect();
+        Collection {
+            literals,
+            id_field: None,
+            buffers,
+            docs,
+            strip_starts: Vec::new(),
+            strips: Vec::new(),
+            index,
+            all,
+            sort_columns: SortColumns::default(),
+            nested: Vec::new(),
+            elements_at: Some(path.into()),
+        }
+    }
+
+    /// The elements of the records' arrays of objects, sorted by path.
+    pub(crate) fn nested(&self) -> &[Nested] {
+        &self.nested
+    }
+
+    /// Whether the field at `path` is inside an array of objects: one of this collection's
+    /// (a proper prefix of `path` is in [`Self::nested`]), or the one whose elements this
+    /// collection holds.
+    pub(crate) fn in_object_array(&self, path: &str) -> bool {
+        self.elements_at.is_some()
+            || path
+                .match_indices('.')
+                .any(|(dot, _)| self.nested_path(&path[..dot]).is_some())
+    }
+
+    /// The number in [`Self::nested`] of the array-of-objects path `path`, if it is one.
+    pub(crate) fn nested_path(&self, path: &str) -> Option<usize> {
+        self.nested.binary_search_by(|n| (*n.path).cmp(path)).ok()
     }
 
     /// The number of records.
@@ -311,14 +368,20 @@ impl Collection {
         &self.sort_columns
     }
 
-    /// Bytes held on the heap by the served JSON, the marks and the index.
+    /// Bytes held on the heap by the served JSON, the marks, the index and the indexes of
+    /// the records' array elements.
     pub fn heap_bytes(&self) -> usize {
-        self.buffers.iter().map(|b| b.len()).sum::<usize>()
-            + self.docs.capacity() * std::mem::size_of::<DocRef>()
+        self.buffers.iter().map(|b| b.len()).sum::<usize>() + self.heap_bytes_without_text()
+    }
+
+    /// [`Self::heap_bytes`] less the JSON text, which a collection of elements shares.
+    fn heap_bytes_without_text(&self) -> usize {
+        self.docs.capacity() * std::mem::size_of::<DocRef>()
             + self.strips.capacity() * std::mem::size_of::<Strip>()
             + self.strip_starts.capacity() * 4
             + self.index.heap_bytes()
             + self.all.serialized_size()
+            + self.nested.iter().map(Nested::heap_bytes).sum::<usize>()
     }
 }
 

@@ -1,10 +1,16 @@
 //! `order_by`: sort keys per field, built on first use and kept.
 //!
-//! Each key compares a field's first value: JSON numbers numerically
-//! and before strings, strings in natural order; a record without the field comes after
-//! those with it in either direction. For a field, every record gets a rank once (equal
-//! values share a rank), so sorting a result compares integers, and ties fall back to the
-//! record id, which is the default order.
+//! A key compares a field's values — JSON numbers numerically and before strings, strings
+//! in natural order. A record that holds several values of a field inside an array of
+//! objects (`variants.prices.market`) sorts by its smallest ascending and by its largest
+//! descending; of any other field (`types`), by its first. A record without the field comes
+//! after those with it in either direction. For a field, every record gets its ranks once
+//! (equal values share a rank), so sorting a result compares integers, and ties fall back
+//! to the record id, which is the default order.
+//!
+//! A key on a field inside an array of objects can count only some elements (those a
+//! nested query of the request matched, [`Counted`]): its rank is then the smallest or
+//! largest over those elements, read from the elements' own rank column.
 
 use std::cmp::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,19 +27,50 @@ use crate::text::{natural_key, NaturalKey};
 /// The rank of records without a value: after every other.
 const MISSING: u32 = u32::MAX;
 
-/// One key of an `order_by`: a field and a direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One key of an `order_by`: a field and a direction, and the elements it counts.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct OrderKey {
     pub field: FieldId,
     pub descending: bool,
+    pub counted: Option<Counted>,
 }
 
-/// Ranks of every record by one field's first value.
+/// The elements a key counts: of the array-of-objects path number `space` of the
+/// collection (see [`super::Collection::nested`]), those in `elements`, by their field
+/// `field` (relative to the element).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Counted {
+    pub space: usize,
+    pub field: FieldId,
+    pub elements: RoaringBitmap,
+}
+
+/// Ranks of every record by one field: of its smallest value and, when some record holds
+/// several, of its largest.
 #[derive(Debug)]
 struct RankColumn {
-    ranks: Vec<u32>,
+    low: Vec<u32>,
+    /// `None` when no record holds two values (then `low` is both).
+    high: Option<Vec<u32>>,
     /// The largest rank given to a present value.
     max: u32,
+}
+
+impl RankColumn {
+    /// The rank of record `id` as a key ascending (its smallest value) or descending (its
+    /// largest, turned so that larger values come first); [`MISSING`] without a value.
+    fn key(&self, id: u32, descending: bool) -> u32 {
+        let ranks = match (&self.high, descending) {
+            (Some(high), true) => high,
+            _ => &self.low,
+        };
+        let rank = ranks[id as usize];
+        if descending && rank != MISSING {
+            self.max - rank
+        } else {
+            rank
+        }
+    }
 }
 
 /// The rank columns built so far, by field.
@@ -74,12 +111,18 @@ impl SortColumns {
 }
 
 fn build_column(collection: &Collection, field: FieldId) -> RankColumn {
-    let path: Vec<&str> = collection.index().field(field).path().split('.').collect();
+    let dotted = collection.index().field(field).path();
+    // A field inside an array of objects sorts by its smallest or largest value; any other
+    // by its first (the order of values in a plain array is the data's).
+    let spread = collection.in_object_array(dotted);
+    let path: Vec<&str> = dotted.split('.').collect();
     let ids: Vec<u32> = (0..collection.len() as u32).collect();
-    let values: Vec<Option<SortValue>> = par::map_slice(&ids, |&id| {
-        let mut first = None;
+    // Each record's smallest and largest value (its first alone without `spread`).
+    let values: Vec<Option<(SortValue, Option<SortValue>)>> = par::map_slice(&ids, |&id| {
+        let mut low: Option<SortValue> = None;
+        let mut high: Option<SortValue> = None;
         collection.values(id, &path, &mut |v| {
-            first = match v {
+            let value = match v {
                 Scalar::Num(n) => n.parse().ok().map(SortValue::Number),
                 Scalar::Str(s) => Some(SortValue::Text(natural_key(&s))),
                 Scalar::Bool(b) => Some(SortValue::Text(natural_key(if b {
@@ -88,25 +131,65 @@ fn build_column(collection: &Collection, field: FieldId) -> RankColumn {
                     "false"
                 }))),
             };
-            first.is_none()
+            let Some(value) = value else { return true };
+            match &low {
+                None => low = Some(value),
+                Some(l) if compare(&value, l).is_lt() => {
+                    high = high.take().or(low.take());
+                    low = Some(value);
+                }
+                Some(_) if high.as_ref().is_none_or(|h| compare(&value, h).is_gt()) => {
+                    high = Some(value);
+                }
+                Some(_) => {}
+            }
+            spread
         });
-        first
+        low.map(|l| (l, high))
     });
-    let mut present: Vec<u32> = ids
-        .into_iter()
-        .filter(|&i| values[i as usize].is_some())
-        .collect();
-    let value = |i: u32| values[i as usize].as_ref().expect("present");
+    // Every present value, smallest and largest, as (record, largest?), ranked together.
+    let mut present: Vec<(u32, bool)> = Vec::with_capacity(ids.len());
+    let mut several = false;
+    for (i, v) in values.iter().enumerate() {
+        if let Some((_, high)) = v {
+            present.push((i as u32, false));
+            if high.is_some() {
+                present.push((i as u32, true));
+                several = true;
+            }
+        }
+    }
+    let value = |(i, largest): (u32, bool)| {
+        let (low, high) = values[i as usize].as_ref().expect("present");
+        if largest {
+            high.as_ref().expect("a largest value")
+        } else {
+            low
+        }
+    };
     par::sort_by(&mut present, |&a, &b| compare(value(a), value(b)));
-    let mut ranks = vec![MISSING; collection.len()];
+    let mut low = vec![MISSING; collection.len()];
+    let mut high = if several { low.clone() } else { Vec::new() };
     let mut rank = 0u32;
-    for (k, &id) in present.iter().enumerate() {
-        if k > 0 && compare(value(present[k - 1]), value(id)) != Ordering::Equal {
+    for (k, &entry) in present.iter().enumerate() {
+        if k > 0 && compare(value(present[k - 1]), value(entry)) != Ordering::Equal {
             rank += 1;
         }
-        ranks[id as usize] = rank;
+        let (id, largest) = (entry.0 as usize, entry.1);
+        if largest {
+            high[id] = rank;
+        } else {
+            low[id] = rank;
+            if several && values[id].as_ref().is_some_and(|(_, h)| h.is_none()) {
+                high[id] = rank;
+            }
+        }
     }
-    RankColumn { ranks, max: rank }
+    RankColumn {
+        low,
+        high: several.then_some(high),
+        max: rank,
+    }
 }
 
 /// The records of `result` from position `offset`, at most `limit` of them, sorted by
@@ -118,36 +201,62 @@ pub(crate) fn sorted_page(
     offset: usize,
     limit: usize,
 ) -> Vec<u32> {
-    let columns: Vec<(Arc<RankColumn>, bool)> = keys
+    let ids: Vec<u32> = result.iter().collect();
+    // Each key's rank for each record of the result, in the result's order.
+    let ranks: Vec<Vec<u32>> = keys
         .iter()
-        .map(|k| {
-            (
-                collection.sort_columns().column(collection, k.field),
-                k.descending,
-            )
+        .map(|k| match &k.counted {
+            None => {
+                let column = collection.sort_columns().column(collection, k.field);
+                ids.iter().map(|&id| column.key(id, k.descending)).collect()
+            }
+            Some(counted) => counted_ranks(collection, counted, k.descending, &ids),
         })
         .collect();
-    let key = |id: u32, (column, descending): &(Arc<RankColumn>, bool)| {
-        let rank = column.ranks[id as usize];
-        if *descending && rank != MISSING {
-            column.max - rank
-        } else {
-            rank
-        }
-    };
     let cmp = |a: &u32, b: &u32| {
-        columns
+        ranks
             .iter()
-            .map(|c| key(*a, c).cmp(&key(*b, c)))
+            .map(|r| r[*a as usize].cmp(&r[*b as usize]))
             .find(|o| o.is_ne())
             .unwrap_or_else(|| a.cmp(b))
     };
-    let mut ids: Vec<u32> = result.iter().collect();
+    // Positions in `ids`, which ascend with the record ids: ties break by position.
+    let mut order: Vec<u32> = (0..ids.len() as u32).collect();
     let end = offset.saturating_add(limit);
-    if end < ids.len() {
-        ids.select_nth_unstable_by(end, cmp);
-        ids.truncate(end);
+    if end < order.len() {
+        order.select_nth_unstable_by(end, cmp);
+        order.truncate(end);
     }
-    ids.sort_unstable_by(cmp);
-    ids.into_iter().skip(offset).collect()
+    order.sort_unstable_by(cmp);
+    order
+        .into_iter()
+        .skip(offset)
+        .map(|i| ids[i as usize])
+        .collect()
+}
+
+/// The key of each record of `ids` (ascending) over the elements `counted` counts: the
+/// smallest of their ranks, or the largest when `descending`; [`MISSING`] for a record
+/// without one.
+fn counted_ranks(
+    collection: &Collection,
+    counted: &Counted,
+    descending: bool,
+    ids: &[u32],
+) -> Vec<u32> {
+    let nested = &collection.nested()[counted.space];
+    let elements = &nested.elements;
+    let column = elements.sort_columns().column(elements, counted.field);
+    let mut from = 0;
+    ids.iter()
+        .map(|&id| {
+            let range = nested.range_of(id, from);
+            from = range.end;
+            range
+                .filter(|&e| counted.elements.contains(e as u32))
+                .map(|e| column.key(e as u32, descending))
+                .min()
+                .unwrap_or(MISSING)
+        })
+        .collect()
 }

@@ -35,6 +35,41 @@ pub fn cardex(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// Runs `cardex` with `args` and `input` on its standard input; returns its exit status,
+/// stdout and stderr.
+pub fn cardex_with_input(args: &[&str], input: &str) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Revokes `key` in the state `state` (a `--state` URL), reading it from standard input.
+pub fn revoke_key(state: &str, key: &str) {
+    let (code, _, err) = cardex_with_input(
+        &["accounts", "revoke-key", "--state", state],
+        &format!("{key}\n"),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("revoked a key of team"), "{err}");
+}
+
 /// `--state` for the SQLite file `db`.
 pub fn sqlite(db: &Path) -> String {
     format!("sqlite:{}", db.display())

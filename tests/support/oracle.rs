@@ -19,6 +19,8 @@ pub struct Records {
     pub records: Vec<Json>,
     /// Every path that holds a scalar in some record.
     paths: std::collections::HashSet<String>,
+    /// Every path that holds an array with an object in it in some record.
+    object_arrays: std::collections::HashSet<String>,
 }
 
 /// Applies the translation fallback (docs/spec/card-data-service.md: a missing property takes `translation.en`'s) to a record.
@@ -120,8 +122,14 @@ fn values(record: &Json, path: &str) -> Vec<Scalar> {
     out
 }
 
-/// Adds every path of `value` that holds a scalar to `out`.
-fn scalar_paths(value: &Json, path: &str, out: &mut std::collections::HashSet<String>) {
+/// Adds every path of `value` that holds a scalar to `out`, and every path that holds
+/// an object inside an array to `arrays`.
+fn scalar_paths(
+    value: &Json,
+    path: &str,
+    out: &mut std::collections::HashSet<String>,
+    arrays: &mut std::collections::HashSet<String>,
+) {
     match value {
         Json::Object(map) => {
             for (k, v) in map {
@@ -130,10 +138,17 @@ fn scalar_paths(value: &Json, path: &str, out: &mut std::collections::HashSet<St
                 } else {
                     format!("{path}.{k}")
                 };
-                scalar_paths(v, &p, out);
+                scalar_paths(v, &p, out, arrays);
             }
         }
-        Json::Array(items) => items.iter().for_each(|i| scalar_paths(i, path, out)),
+        Json::Array(items) => {
+            for item in items {
+                if item.is_object() {
+                    arrays.insert(path.to_string());
+                }
+                scalar_paths(item, path, out, arrays);
+            }
+        }
         Json::Null => {}
         _ => {
             out.insert(path.to_string());
@@ -141,14 +156,34 @@ fn scalar_paths(value: &Json, path: &str, out: &mut std::collections::HashSet<St
     }
 }
 
+/// The objects that are elements of arrays at `path` under `value` (arrays looked through
+/// on the way, and arrays of arrays at the end).
+fn elements<'j>(value: &'j Json, path: &[&str], in_array: bool, out: &mut Vec<&'j Json>) {
+    match value {
+        Json::Array(items) => items.iter().for_each(|i| elements(i, path, true, out)),
+        Json::Object(map) if !path.is_empty() => {
+            if let Some(v) = map.get(path[0]) {
+                elements(v, &path[1..], false, out);
+            }
+        }
+        Json::Object(_) if in_array => out.push(value),
+        _ => {}
+    }
+}
+
 impl Records {
     /// The records, and the paths they hold values at.
     pub fn new(records: Vec<Json>) -> Records {
         let mut paths = std::collections::HashSet::new();
+        let mut object_arrays = std::collections::HashSet::new();
         for r in &records {
-            scalar_paths(r, "", &mut paths);
+            scalar_paths(r, "", &mut paths, &mut object_arrays);
         }
-        Records { records, paths }
+        Records {
+            records,
+            paths,
+            object_arrays,
+        }
     }
 
     /// Whether some record has a scalar at `path`.
@@ -158,38 +193,73 @@ impl Records {
 
     /// The path a query's field name resolves to (as written, else snake_case).
     pub fn resolve(&self, typed: &str) -> Option<String> {
-        if self.knows(typed) {
-            Some(typed.to_string())
-        } else {
-            let snake = snake_case(typed);
-            self.knows(&snake).then_some(snake)
-        }
+        self.resolve_in("", typed, |p| self.knows(p))
+    }
+
+    /// The path relative to `prefix` (an element path and `.`, or nothing) that `typed`
+    /// names, as written else snake_case, when `known` holds for its full path.
+    fn resolve_in(
+        &self,
+        prefix: &str,
+        typed: &str,
+        known: impl Fn(&str) -> bool,
+    ) -> Option<String> {
+        [typed.to_string(), snake_case(typed)]
+            .into_iter()
+            .find(|p| known(&format!("{prefix}{p}")))
     }
 
     /// The positions of the records matching `expr`, in input order.
     pub fn matching(&self, expr: Option<&Expr>) -> Vec<usize> {
         (0..self.records.len())
-            .filter(|&i| expr.is_none_or(|e| self.matches(e, &self.records[i])))
+            .filter(|&i| expr.is_none_or(|e| self.matches(e, &self.records[i], "")))
             .collect()
     }
 
-    fn matches(&self, expr: &Expr, record: &Json) -> bool {
+    /// Whether `record` — a record, or an element of an array of objects at `prefix`
+    /// (its path and `.`) — matches `expr`, whose field names are relative to it.
+    pub fn matches(&self, expr: &Expr, record: &Json, prefix: &str) -> bool {
         match expr {
-            Expr::And(items) => items.iter().all(|e| self.matches(e, record)),
-            Expr::Or(items) => items.iter().any(|e| self.matches(e, record)),
-            Expr::Not(inner) => !self.matches(inner, record),
-            Expr::Term(term) => self.term(term, record),
+            Expr::And(items) => items.iter().all(|e| self.matches(e, record, prefix)),
+            Expr::Or(items) => items.iter().any(|e| self.matches(e, record, prefix)),
+            Expr::Not(inner) => !self.matches(inner, record, prefix),
+            Expr::Term(term) => self.term(term, record, prefix),
         }
     }
 
-    fn term(&self, term: &Term, record: &Json) -> bool {
+    /// The elements of the array of objects `typed` (relative to `prefix`) in `record`,
+    /// and their path with its `.`: what a nested query `typed:( ... )` tests.
+    pub fn elements_of<'j>(
+        &self,
+        record: &'j Json,
+        prefix: &str,
+        typed: &str,
+    ) -> (Vec<&'j Json>, String) {
+        let rel = self
+            .resolve_in(prefix, typed, |p| self.object_arrays.contains(p))
+            .unwrap_or_else(|| panic!("the oracle only runs on arrays of objects: {typed}"));
+        let segments: Vec<&str> = rel.split('.').collect();
+        let mut out = Vec::new();
+        elements(record, &segments, false, &mut out);
+        (out, format!("{prefix}{rel}."))
+    }
+
+    fn term(&self, term: &Term, record: &Json, prefix: &str) -> bool {
         let typed = term.field.as_ref().map_or("name", |f| &*f.value);
-        let path = self
-            .resolve(typed)
-            .unwrap_or_else(|| panic!("the oracle only runs on known fields: {typed}"));
-        let vals = values(record, &path);
+        if let Test::Nested(inner) = &term.test {
+            let (elements, inner_prefix) = self.elements_of(record, prefix, typed);
+            return elements
+                .iter()
+                .any(|e| self.matches(inner, e, &inner_prefix));
+        }
+        let rel = self
+            .resolve_in(prefix, typed, |p| self.knows(p))
+            .unwrap_or_else(|| panic!("the oracle only runs on known fields: {prefix}{typed}"));
+        let vals = values(record, &rel);
+        let path = format!("{prefix}{rel}");
         let kind = field_kind(&path);
         match &term.test {
+            Test::Nested(_) => unreachable!("handled above"),
             Test::Value(v) => value_matches(kind, &vals, v, term.mode),
             Test::Compare(op, n) => {
                 let (lo, hi) = op.to_range(n.value);
@@ -343,6 +413,55 @@ fn phrase(query: &str, text: &str, wildcard: bool) -> bool {
             }
         })
     })
+}
+
+/// The nested queries on the array of objects `path` written at the top level of `expr`:
+/// alone or ANDed with the rest, not under `OR` or `NOT`. A sort on a field of those
+/// elements counts only the elements they match.
+pub fn bound_conditions<'e, 'a>(expr: Option<&'e Expr<'a>>, path: &str) -> Vec<&'e Expr<'a>> {
+    let mut out = Vec::new();
+    if let Some(e) = expr {
+        top_level(e, &mut |t| {
+            if let (Some(f), Test::Nested(inner)) = (&t.field, &t.test) {
+                if *f.value == *path || snake_case(&f.value) == path {
+                    out.push(&**inner);
+                }
+            }
+        });
+    }
+    out
+}
+
+/// Whether a term on `field` with one plain value (a word without wildcards, a phrase, a
+/// group of one) is at the top level of `expr` (`currency:USD`).
+pub fn fixes_value(expr: &Expr<'_>, field: &str) -> bool {
+    let plain = |v: &Value| match v {
+        Value::Word(w) => !w.value.contains(['*', '?']),
+        Value::Phrase(_) => true,
+        Value::Range(_) => false,
+    };
+    let mut fixed = false;
+    top_level(expr, &mut |t| {
+        let one = match &t.test {
+            Test::Value(v) => plain(v),
+            Test::Group(any) => any.len() == 1 && any[0].len() == 1 && plain(&any[0][0]),
+            _ => false,
+        };
+        fixed |= one
+            && t.field
+                .as_ref()
+                .is_some_and(|f| snake_case(&f.value) == field);
+    });
+    fixed
+}
+
+/// Calls `each` with the terms at the top level of `expr` (see [`bound_conditions`]).
+fn top_level<'e, 'a>(expr: &'e Expr<'a>, each: &mut impl FnMut(&'e Term<'a>)) {
+    match expr {
+        Expr::And(items) => items.iter().for_each(|e| top_level(e, each)),
+        Expr::Term(t) => each(t),
+        Expr::Or(_) | Expr::Not(_) => {}
+    }
 }
 
 /// Whole-string wildcard match: `*` any run, `?` one character (dynamic programming).

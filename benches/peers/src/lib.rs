@@ -11,6 +11,7 @@
 //! An answer is a count and ranks, so answers compare across engines.
 #![allow(dead_code)]
 
+pub mod prices;
 pub mod scan;
 pub mod sqlite;
 pub mod tantivy_peer;

@@ -369,6 +369,21 @@ impl State {
         }
     }
 
+    /// Revokes the key whose SHA-256 hash is `sha256` (see
+    /// [`hash_key`](crate::server::accounts::hash_key)): running servers
+    /// stop accepting it within a second. Returns its team, or `None` when no key has
+    /// that hash.
+    ///
+    /// # Errors
+    ///
+    /// The database's; then nothing is revoked.
+    pub async fn revoke_key(&self, sha256: &str) -> Result<Option<String>, StateError> {
+        match self {
+            State::Sqlite(s) => s.revoke_key(sha256),
+            State::Postgres(s) => s.revoke_key(sha256).await,
+        }
+    }
+
     /// Imports an accounts file, in one transaction.
     ///
     /// # Errors

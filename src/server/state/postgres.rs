@@ -391,6 +391,32 @@ impl PgState {
         Ok(key)
     }
 
+    /// Revokes the key whose SHA-256 hash is `sha256` (as
+    /// [`super::SqliteState::revoke_key`]): returns its team, or `None` when no key has
+    /// that hash.
+    ///
+    /// # Errors
+    ///
+    /// The database's; then nothing is revoked.
+    pub async fn revoke_key(&self, sha256: &str) -> Result<Option<String>, StateError> {
+        let mut db = self.client("revoke the key").await?;
+        let fail = |e: tokio_postgres::Error| self.fail("revoke the key")(e.into());
+        let tx = db.transaction().await.map_err(fail)?;
+        let team: Option<String> = tx
+            .query_opt(
+                "DELETE FROM api_keys WHERE sha256 = $1 RETURNING team",
+                &[&sha256],
+            )
+            .await
+            .map_err(fail)?
+            .map(|row| row.get(0));
+        if team.is_some() {
+            tx.execute(BUMP_ACCOUNTS_VERSION, &[]).await.map_err(fail)?;
+        }
+        tx.commit().await.map_err(fail)?;
+        Ok(team)
+    }
+
     /// Imports an accounts file's teams, key hashes and credit costs, in one transaction
     /// (as [`super::SqliteState::import`]).
     ///

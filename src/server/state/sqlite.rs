@@ -184,6 +184,18 @@ impl SqliteState {
         }
         db.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(self.fail("set the busy timeout"))?;
+        // A schema from a newer cardex is refused before anything is written to the file
+        // (turning on write-ahead logging changes its header).
+        let found: i64 = db
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(self.fail("read the schema version"))?;
+        if found > SCHEMA_VERSION {
+            return Err(StateError::NewerSchema {
+                state: format!("sqlite:{}", self.path.display()),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
         db.pragma_update(None, "journal_mode", "WAL")
             .map_err(self.fail("turn on write-ahead logging"))?;
         db.pragma_update(None, "synchronous", "NORMAL")
@@ -321,6 +333,34 @@ impl SqliteState {
         tx.execute(BUMP_ACCOUNTS_VERSION, []).map_err(&write)?;
         tx.commit().map_err(&write)?;
         Ok(key)
+    }
+
+    /// Revokes the key whose SHA-256 hash is `sha256` (lower-case hex): its row is
+    /// deleted, and running servers stop accepting it within a second. Returns its team,
+    /// or `None` when no key has that hash.
+    ///
+    /// # Errors
+    ///
+    /// The database's; then nothing is revoked.
+    pub fn revoke_key(&self, sha256: &str) -> Result<Option<String>, StateError> {
+        let mut db = self.connection();
+        let write = self.fail("revoke the key");
+        let tx = db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&write)?;
+        let team: Option<String> = tx
+            .query_row(
+                "DELETE FROM api_keys WHERE sha256 = ?1 RETURNING team",
+                params![sha256],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(&write)?;
+        if team.is_some() {
+            tx.execute(BUMP_ACCOUNTS_VERSION, []).map_err(&write)?;
+        }
+        tx.commit().map_err(&write)?;
+        Ok(team)
     }
 
     /// Imports an accounts file's teams, key hashes and credit costs, in one transaction:
@@ -914,6 +954,21 @@ mod tests {
         let e = SqliteState::open(&path).unwrap_err();
         assert!(matches!(e, StateError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1));
         assert!(e.to_string().contains("written by a newer cardex"), "{e}");
+        // A newer file in rollback-journal mode is refused with not a byte changed (turning
+        // on write-ahead logging would rewrite its header).
+        let other = dir.join("rollback.db");
+        let db = Connection::open(&other).unwrap();
+        db.execute_batch("CREATE TABLE later (x INTEGER)").unwrap();
+        db.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(db);
+        let before = std::fs::read(&other).unwrap();
+        assert!(matches!(
+            SqliteState::open(&other).unwrap_err(),
+            StateError::NewerSchema { .. }
+        ));
+        assert_eq!(std::fs::read(&other).unwrap(), before);
+        assert!(!dir.join("rollback.db-wal").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

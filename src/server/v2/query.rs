@@ -58,7 +58,9 @@ fn collect(expr: &Expr<'_>, of: Of, edits: &mut Vec<(std::ops::Range<usize>, Str
         Expr::And(items) | Expr::Or(items) => items.iter().for_each(|e| collect(e, of, edits)),
         Expr::Not(inner) => collect(inner, of, edits),
         Expr::Term(term) => {
-            // Grouped values (`types:(fire OR water)`) hold no fields: the term's is all.
+            // Grouped values (`types:(fire OR water)`) hold no fields: the term's is all. A
+            // nested query's fields are relative to an element (`attacks:(name:x)`), not
+            // v2's card fields; the engine reads their camelCase itself.
             if let Some(written) = &term.field {
                 let name = field(&written.value, of);
                 if name != written.value.as_ref() {

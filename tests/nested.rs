@@ -1,0 +1,331 @@
+//! Nested queries bound to one element of an array of objects (`path:( subquery )`), sorts
+//! by a field inside such an array, and the currency rule, on the bundled data with
+//! answers checked by hand against `data/`.
+
+mod support;
+
+use cardex::SearchRequest;
+use support::{catalog, ids, ids_with, page_ids, search_error};
+
+#[test]
+fn a_price_condition_binds_to_one_price_record() {
+    // Raw Near Mint USD prices of at least $100: Zoro's Special Alt Art (610) and
+    // Shanks's Manga Alt Art (820). Luffy's only price over 100 is graded (PSA 10, 180).
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.prices:(type:raw AND condition:NM AND currency:USD AND market>=100)"
+        ),
+        ["OP01-013", "OP01-120"]
+    );
+    // The flat form matches when any price record matches each term: Luffy (raw 1.2 and
+    // graded 180), Kid (graded 140, 160) and OP02-013 (graded 210) too.
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.prices.type:raw variants.prices.market>=100"
+        ),
+        ["OP01-001", "OP01-013", "OP01-047", "OP01-120", "OP02-013"]
+    );
+    // Implicit AND, camelCase and the whole language inside: OR, NOT, ranges.
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.prices:(type:graded -company:PSA market:[100 TO *])"
+        ),
+        ["OP01-013", "OP01-047", "OP01-120"]
+    );
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.prices:((company:CGC OR company:BGS) AND market>=800)"
+        ),
+        ["OP01-013", "OP01-120"]
+    );
+    assert_eq!(
+        ids("onepiece", "NOT variants.prices:(type:raw)"),
+        ["OP01-025", "OP01-088", "OP02-025", "OP02-085"]
+    );
+}
+
+#[test]
+fn nested_queries_nest_as_deep_as_the_data() {
+    // PSA reports with at least 200 PSA 10s.
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.pop_reports:(company:PSA AND grades:(grade:10 AND count>=200))"
+        ),
+        ["OP01-001", "OP01-013", "OP01-047"]
+    );
+    // No grade 8 has 300 cards, though grade 8 and counts over 300 are in every report.
+    assert!(ids(
+        "onepiece",
+        "variants.pop_reports.grades:(grade:8 AND count>=300)"
+    )
+    .is_empty());
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.pop_reports.grades.grade:8 variants.pop_reports.grades.count>=300"
+        ),
+        ["OP01-001", "OP01-013", "OP01-047"]
+    );
+    // A nested path written from an outer element: the variants with a raw price over 500.
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants:(name:\"manga alt art\" AND prices:(type:raw AND market>500))"
+        ),
+        ["OP01-120"]
+    );
+    // ... and a dotted field inside a nested query reaches into the element's arrays.
+    assert_eq!(
+        ids("onepiece", "variants:(name:normal AND prices.market>20)"),
+        ["OP01-120", "OP02-120"]
+    );
+    assert_eq!(
+        ids("onepiece", "variants:(pop_reports.grades:(grade:\"8.5\"))"),
+        ["OP01-120"]
+    );
+}
+
+#[test]
+fn the_variant_of_a_reprint_not_any_variant() {
+    // OP01-061's and OP02-013's Alt Art were reprinted in PRB01. OP01-013 was reprinted
+    // in PRB01 as its Normal; its (Special) Alt Art is the OP01 printing only.
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants:(name:\"Alt Art\" AND printings:PRB01)"
+        ),
+        ["OP01-061", "OP02-013"]
+    );
+    // `variants.name` is a keyword field, inside a nested query too: `*art` is any name
+    // ending in `art`. Flat, the Special Alt Art of OP01 and the Normal of PRB01 are two
+    // variants of OP01-013, and it matches.
+    assert_eq!(
+        ids("onepiece", "variants:(name:*art AND printings:PRB01)"),
+        ["OP01-061", "OP02-013"]
+    );
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.name:*art AND variants.printings:PRB01"
+        ),
+        ["OP01-013", "OP01-061", "OP02-013"]
+    );
+    assert!(ids("onepiece", "variants:(name:art)").is_empty());
+    // A bare value inside a nested query searches the element's `name`.
+    assert_eq!(
+        ids("onepiece", "variants:(\"alt art\" printings:PRB01)"),
+        ["OP01-061", "OP02-013"]
+    );
+}
+
+#[test]
+fn attacks_bind_name_and_damage_to_one_attack() {
+    // Flame Burst does 90+ (emc-6, emc-199: not a number) or 50 (ltc-2).
+    assert_eq!(
+        ids("pokemon", "attacks:(name:\"flame burst\" AND damage>=40)"),
+        ["ltc-2"]
+    );
+    assert!(ids("pokemon", "attacks:(name:\"flame burst\" AND damage>=60)").is_empty());
+    // Flat: ltc-2 has Flame Burst and, in another attack, 150 damage.
+    assert_eq!(
+        ids("pokemon", "attacks.name:\"flame burst\" attacks.damage>=60"),
+        ["ltc-2"]
+    );
+    assert_eq!(
+        ids("pokemon", "attacks:(name:\"thunder crash\" damage:150)"),
+        ["emc-50", "ltc-10"]
+    );
+}
+
+#[test]
+fn grouped_values_keep_their_meaning() {
+    assert_eq!(
+        ids("onepiece", "rarity_code:(SR OR SEC)"),
+        ids("onepiece", "rarity_code:SR OR rarity_code:SEC")
+    );
+    assert_eq!(
+        ids("onepiece", "name:(luffy)"),
+        ids("onepiece", "name:luffy")
+    );
+}
+
+#[test]
+fn nested_queries_on_other_fields_are_positioned_errors() {
+    let err = search_error("onepiece", SearchRequest::new("rarity_code:(name:x)"));
+    assert!(
+        err.starts_with(
+            "`rarity_code` holds values, not an array of objects, so `rarity_code:( )` cannot \
+             hold a query on its elements; to match one of several values write \
+             `rarity_code:(a OR b)`; the arrays of objects here: `images`,"
+        ),
+        "{err}"
+    );
+    assert!(err.ends_with("rarity_code:(name:x)\n^^^^^^^^^^^"), "{err}");
+    let err = search_error("onepiece", SearchRequest::new("varients.prices:(type:raw)"));
+    assert!(
+        err.starts_with(
+            "unknown array of objects `varients.prices` (did you mean `variants.prices`?)"
+        ),
+        "{err}"
+    );
+    // Inside a nested query, names are relative to the element.
+    let err = search_error(
+        "onepiece",
+        SearchRequest::new("variants:(name:x AND grades:(grade:10))"),
+    );
+    assert!(
+        err.starts_with("unknown array of objects `grades`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`pop_reports.grades`") && err.contains("`prices`"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("variants:(name:x AND grades:(grade:10))\n                     ^^^^^^"),
+        "{err}"
+    );
+    let err = search_error(
+        "onepiece",
+        SearchRequest::new("variants.prices:(type:raw AND colour:red)"),
+    );
+    assert!(err.starts_with("unknown field `colour`"), "{err}");
+    // `!` and `^` apply to values.
+    let err = search_error("onepiece", SearchRequest::new("!variants:(name:x)"));
+    assert!(err.starts_with("`!` applies to values"), "{err}");
+    // Parentheses nest at most 32 deep, nested queries included.
+    let deep = format!("{}name:x{}", "variants:(".repeat(33), ")".repeat(33));
+    let err = search_error("onepiece", SearchRequest::new(&deep));
+    assert!(
+        err.starts_with("parentheses are nested more than 32 deep"),
+        "{err}"
+    );
+}
+
+fn sorted(catalog_name: &str, q: &str, order_by: &str) -> Vec<String> {
+    ids_with(catalog_name, SearchRequest::new(q).order_by(order_by))
+}
+
+#[test]
+fn a_price_sort_counts_the_prices_the_query_binds() {
+    let nm_usd = "variants.prices:(type:raw condition:NM currency:USD)";
+    assert_eq!(
+        sorted("onepiece", nm_usd, "-variants.prices.market"),
+        [
+            "OP01-120", "OP01-013", "OP02-013", "OP01-047", "OP01-001", "OP02-120", "OP02-001",
+            "OP01-061", "OP02-048", "OP01-016"
+        ]
+    );
+    assert_eq!(
+        sorted("onepiece", nm_usd, "variants.prices.market"),
+        [
+            "OP01-016", "OP02-048", "OP01-061", "OP01-001", "OP01-013", "OP01-047", "OP02-013",
+            "OP01-120", "OP02-001", "OP02-120"
+        ]
+    );
+    // Without a nested condition every price counts: the largest descending, the smallest
+    // ascending, cards without prices last in both directions.
+    assert_eq!(
+        sorted("onepiece", "", "-variants.prices.market"),
+        [
+            "OP01-120", "OP01-013", "OP02-013", "OP01-001", "OP01-047", "OP02-120", "OP02-001",
+            "OP01-061", "OP02-048", "OP01-016", "OP01-025", "OP01-088", "OP02-025", "OP02-085"
+        ]
+    );
+    assert_eq!(
+        sorted("onepiece", "", "variants.prices.market"),
+        [
+            "OP01-016", "OP02-048", "OP01-061", "OP01-001", "OP01-013", "OP01-047", "OP02-013",
+            "OP01-120", "OP02-001", "OP02-120", "OP01-025", "OP01-088", "OP02-025", "OP02-085"
+        ]
+    );
+    // The same on an expansion's cards, and by page.
+    let page = catalog("onepiece")
+        .expansion_cards(
+            "OP02",
+            &SearchRequest::new(nm_usd)
+                .order_by("-variants.prices.market")
+                .page_size(2),
+        )
+        .unwrap();
+    assert_eq!(page.total_count(), 4);
+    assert_eq!(
+        page_ids(catalog("onepiece"), &page),
+        ["OP02-013", "OP02-120"]
+    );
+    // Graded PSA 10 prices only: Shanks 1450, Zoro 1320, OP02-013 210, Luffy 180, Kid 160.
+    assert_eq!(
+        sorted(
+            "onepiece",
+            "variants.prices:(company:PSA grade:10 currency:USD)",
+            "-variants.prices.market"
+        ),
+        ["OP01-120", "OP01-013", "OP02-013", "OP01-001", "OP01-047"]
+    );
+}
+
+#[test]
+fn a_price_sort_never_mixes_currencies() {
+    // The bundled Pokémon cards have USD and JPY prices.
+    let err = search_error(
+        "pokemon",
+        SearchRequest::new("").order_by("-variants.prices.market"),
+    );
+    assert!(
+        err.contains("holds prices in JPY, USD")
+            && err.contains("q=variants.prices:(currency:JPY AND ...)"),
+        "{err}"
+    );
+    let err = search_error(
+        "pokemon",
+        SearchRequest::new("variants.prices:(type:raw)").order_by("variants.prices.market"),
+    );
+    assert!(err.contains("holds prices in JPY, USD"), "{err}");
+    // A flat currency term does not bind the sorted prices.
+    let err = search_error(
+        "pokemon",
+        SearchRequest::new("variants.prices.currency:JPY").order_by("variants.prices.market"),
+    );
+    assert!(err.contains("holds prices in JPY, USD"), "{err}");
+    assert_eq!(
+        sorted(
+            "pokemon",
+            "variants.prices:(currency:JPY AND type:raw)",
+            "-variants.prices.market"
+        ),
+        [
+            "bfl_ja-90",
+            "ssm_ja-101",
+            "bfl_ja-78",
+            "bfl_ja-4",
+            "bfl_ja-68",
+            "bfl_ja-25"
+        ]
+    );
+    // A comparison without a currency keeps its meaning: any price, any currency.
+    assert_eq!(
+        ids("pokemon", "variants.prices:(market>=10000)"),
+        ["bfl_ja-4", "bfl_ja-90"]
+    );
+}
+
+#[test]
+fn sorts_on_text_inside_arrays_are_refused() {
+    let err = search_error("pokemon", SearchRequest::new("").order_by("attacks.text"));
+    assert!(
+        err.contains("`attacks.text` is a text field inside the array of objects `attacks`"),
+        "{err}"
+    );
+    // Numbers and keywords inside arrays sort.
+    let by_cost = sorted(
+        "pokemon",
+        "language_code:EN",
+        "-attacks.converted_energy_cost",
+    );
+    assert_eq!(by_cost.len(), ids("pokemon", "language_code:EN").len());
+}
