@@ -79,10 +79,22 @@ fn nested_queries_nest_as_deep_as_the_data() {
         ),
         ["OP01-120"]
     );
-    // ... and a dotted field inside a nested query reaches into the element's arrays.
+    // ... and a dotted field inside a nested query reaches into the element's arrays
+    // (any of their elements), camelCase or not.
     assert_eq!(
         ids("onepiece", "variants:(name:normal AND prices.market>20)"),
         ["OP01-120", "OP02-120"]
+    );
+    assert_eq!(
+        ids("onepiece", "variants:(name:normal AND prices:(market>20))"),
+        ["OP01-120", "OP02-120"]
+    );
+    assert_eq!(
+        ids("onepiece", "variants:(popReports.grades.grade:\"8.5\")"),
+        ids(
+            "onepiece",
+            "variants:(pop_reports:(grades:(grade:\"8.5\")))"
+        )
     );
     assert_eq!(
         ids("onepiece", "variants:(pop_reports.grades:(grade:\"8.5\"))"),
@@ -195,6 +207,17 @@ fn nested_queries_on_other_fields_are_positioned_errors() {
         SearchRequest::new("variants.prices:(type:raw AND colour:red)"),
     );
     assert!(err.starts_with("unknown field `colour`"), "{err}");
+    // A dotted field into an inner array is a nested query on it: the caret is under the
+    // part that is wrong.
+    let err = search_error(
+        "onepiece",
+        SearchRequest::new("variants:(prices.colour:red)"),
+    );
+    assert!(err.starts_with("unknown field `colour`"), "{err}");
+    assert!(
+        err.ends_with("variants:(prices.colour:red)\n                 ^^^^^^"),
+        "{err}"
+    );
     // `!` and `^` apply to values.
     let err = search_error("onepiece", SearchRequest::new("!variants:(name:x)"));
     assert!(err.starts_with("`!` applies to values"), "{err}");

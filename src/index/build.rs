@@ -39,19 +39,23 @@ fn chunk_len(n: usize) -> usize {
     n.div_ceil(16).clamp(4096, MAX_CHUNK_LEN)
 }
 
+/// The field number on the walk's stack under a path that is not indexed.
+const SKIPPED: u32 = u32::MAX;
+
 /// A chunk's records are numbered from its first in 16 bits ([`Chunk::ids`]).
 const MAX_CHUNK_LEN: usize = 1 << 16;
 
 /// Builds the index of `docs` (compact JSON records; record `i` gets id `i`).
 pub(crate) fn build(docs: &[&str]) -> Index {
-    build_at(docs, "")
+    build_at(docs, "", &[])
 }
 
 /// Builds the index of `docs`, the elements of an array of objects at `at` (`variants.`,
 /// with its dot; empty for records): its fields are named relative to an element, but
 /// their kinds are those of their whole paths (`name` of a variant is a keyword field, as
-/// `variants.name` is).
-pub(crate) fn build_at(docs: &[&str], at: &str) -> Index {
+/// `variants.name` is). Nothing under the relative paths `skip` is indexed (the arrays of
+/// objects inside the elements, which have elements of their own).
+pub(crate) fn build_at(docs: &[&str], at: &str, skip: &[&str]) -> Index {
     let len = chunk_len(docs.len());
     let chunks: Vec<(u32, &[&str])> = docs
         .chunks(len)
@@ -66,6 +70,7 @@ pub(crate) fn build_at(docs: &[&str], at: &str) -> Index {
             walked: walked.take(),
             record_ends: Vec::with_capacity(chunk.len()),
             at,
+            skip,
             ..ChunkBuilder::default()
         };
         builder
@@ -219,8 +224,10 @@ impl PartialField<'_> {
 /// `'a`.
 #[derive(Default)]
 struct ChunkBuilder<'a> {
-    /// The path of the records from the top (see [`build_at`]).
+    /// The path of the records from the top, and the paths not indexed (see
+    /// [`build_at`]).
     at: &'a str,
+    skip: &'a [&'a str],
     fields: Vec<PartialField<'a>>,
     stack: Vec<u32>,
     /// The chunk's first record, its number of records, and the record being walked.
@@ -258,6 +265,11 @@ impl<'a> ChunkBuilder<'a> {
         *self.stack.last().unwrap_or(&0) as usize
     }
 
+    /// Whether the walk is under a path that is not indexed.
+    fn skipping(&self) -> bool {
+        self.stack.last() == Some(&SKIPPED)
+    }
+
     fn child(&mut self, parent: usize, key: &str) -> u32 {
         let node = &mut self.fields[parent];
         let n = node.children.len();
@@ -278,9 +290,15 @@ impl<'a> ChunkBuilder<'a> {
         } else {
             format!("{}.{key}", node.path).into()
         };
+        let plain = !key.contains(['"', '\\']);
+        if self.skip.contains(&&*path) {
+            let node = &mut self.fields[parent];
+            node.children.push((key.into(), SKIPPED, plain));
+            node.hint = node.children.len();
+            return SKIPPED;
+        }
         let id = self.fields.len() as u32;
         let node = &mut self.fields[parent];
-        let plain = !key.contains(['"', '\\']);
         node.children.push((key.into(), id, plain));
         node.hint = node.children.len();
         let kind = if self.at.is_empty() {
@@ -528,6 +546,10 @@ impl<'a> ChunkBuilder<'a> {
 
 impl<'a> Visit<'a> for ChunkBuilder<'a> {
     fn enter(&mut self, key: &str) {
+        if self.skipping() {
+            self.stack.push(SKIPPED);
+            return;
+        }
         let parent = self.current();
         let child = self.child(parent, key);
         self.stack.push(child);
@@ -537,6 +559,9 @@ impl<'a> Visit<'a> for ChunkBuilder<'a> {
     /// the text starts with its key.
     #[inline]
     fn enter_expected(&mut self, text: &[u8]) -> Option<usize> {
+        if self.skipping() {
+            return None;
+        }
         let parent = self.current();
         let node = &mut self.fields[parent];
         let n = node.children.len();
@@ -563,11 +588,17 @@ impl<'a> Visit<'a> for ChunkBuilder<'a> {
     }
 
     fn object(&mut self) {
+        if self.skipping() {
+            return;
+        }
         let current = self.current();
         self.fields[current].holds_objects = true;
     }
 
     fn scalar(&mut self, value: Scalar<'a>) {
+        if self.skipping() {
+            return;
+        }
         let f = self.current();
         match value {
             Scalar::Str(Cow::Borrowed(s)) => self.add_str(f, s),

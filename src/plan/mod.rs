@@ -24,11 +24,13 @@ mod normalize;
 pub use error::{Holds, PlanError, PlanErrorKind};
 pub use exec::Matches;
 
+use std::borrow::Cow;
+
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
 use crate::index::{Field, FieldId, FieldKind, Index, Postings};
-use crate::query::{Bound, Expr, Mode, Query, Span, Term, Test, Value};
+use crate::query::{Bound, Expr, Mode, Query, Span, Spanned, Term, Test, Value};
 use crate::schema::{FieldErrorKind, Schema};
 use crate::store::Collection;
 use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, Pattern};
@@ -325,6 +327,25 @@ impl<'c> Resolver<'c> {
         if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
             return self.nested(&field.value, field.span, inner, term.span);
         }
+        if let (Some(context), Some(field)) = (self.context, &term.field) {
+            // `prices.market>20` inside `variants:( )`: a field of the elements of an
+            // array of objects inside these elements, which are indexed on their own;
+            // the same as `prices:(market>20)`, any price matching.
+            if let Some(head) = self.inner_array(context, &field.value) {
+                let rest_span = Span::new(field.span.start + head.len() + 1, field.span.end);
+                let inner = Term {
+                    field: Some(Spanned::new(
+                        Cow::Borrowed(&field.value[head.len() + 1..]),
+                        rest_span,
+                    )),
+                    mode: term.mode,
+                    test: term.test.clone(),
+                    span: term.span,
+                };
+                let head_span = Span::new(field.span.start, field.span.start + head.len());
+                return self.nested(head, head_span, &Expr::Term(inner), term.span);
+            }
+        }
         let (typed, span, bare) = match &term.field {
             Some(f) => (&*f.value, f.span, false),
             None => ("name", term.span, true),
@@ -429,6 +450,21 @@ impl<'c> Resolver<'c> {
             }),
             lift,
             span: whole,
+        })
+    }
+
+    /// The leading segments of the dotted field `typed` (as written) that name an array
+    /// of objects directly inside the elements of `context`, when there is one.
+    fn inner_array<'t>(&self, context: usize, typed: &'t str) -> Option<&'t str> {
+        let nested = self.records.nested();
+        let prefix = &nested[context].path;
+        typed.match_indices('.').find_map(|(dot, _)| {
+            let head = &typed[..dot];
+            [head.to_string(), crate::naming::snake_case(head)]
+                .into_iter()
+                .find_map(|name| self.records.nested_path(&format!("{prefix}.{name}")))
+                .filter(|&space| nested[space].parent == Some(context))
+                .map(|_| head)
         })
     }
 

@@ -151,10 +151,17 @@ impl Collection {
     }
 
     /// The elements `docs` (slices of `buffers`) of the array of objects at `path` as a
-    /// collection of their own, indexed under paths relative to an element.
-    fn of_elements(buffers: Arc<Vec<String>>, docs: Vec<DocRef>, path: &str) -> Collection {
+    /// collection of their own, indexed under paths relative to an element, except what
+    /// is under `inner` (the relative paths of the arrays of objects inside them, whose
+    /// elements have collections of their own).
+    fn of_elements(
+        buffers: Arc<Vec<String>>,
+        docs: Vec<DocRef>,
+        path: &str,
+        inner: &[&str],
+    ) -> Collection {
         let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
-        let index = index::build_at(&texts, &format!("{path}."));
+        let index = index::build_at(&texts, &format!("{path}."), inner);
         drop(texts);
         let mut all = RoaringBitmap::new();
         all.insert_range(0..docs.len() as u32);

@@ -83,11 +83,16 @@ struct ChunkScan {
 
 impl ElementVisit for ChunkScan {
     fn open(&mut self, path: &str, start: usize) {
-        let n = self.paths.len() as u32;
-        let local = *self.paths.entry(path.into()).or_insert(n);
-        if local == n {
-            self.found.push(Vec::new());
-        }
+        // Looked up before it is copied: a chunk meets few paths, each many times.
+        let local = match self.paths.get(path) {
+            Some(&local) => local,
+            None => {
+                let local = self.paths.len() as u32;
+                self.paths.insert(path.into(), local);
+                self.found.push(Vec::new());
+                local
+            }
+        };
         let list = &mut self.found[local as usize];
         let index = list.len() as u32;
         list.push(Found {
@@ -187,12 +192,20 @@ pub(crate) fn build(buffers: &Arc<Vec<String>>, docs: &[DocRef]) -> Vec<Nested> 
                 }
             }
         }
+        // The arrays of objects directly inside these elements: not indexed here, their
+        // elements are (a dotted field into them is a nested query on them, lifted).
+        let inner: Vec<&str> = paths
+            .iter()
+            .zip(&parents)
+            .filter(|(_, p)| **p == Some(g))
+            .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
+            .collect();
         out.push(Nested {
             path: path.clone(),
             parent: parents[g],
             parent_of,
             record_of,
-            elements: Collection::of_elements(Arc::clone(buffers), element_docs, path),
+            elements: Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner),
         });
     }
     out
