@@ -56,7 +56,8 @@ impl Nested {
         }
         let hi = (lo + step).min(map.len());
         let start = lo + map[lo..hi].partition_point(|&r| r < record);
-        let end = start + map[start..].partition_point(|&r| r <= record);
+        // A record has few elements: they are read in a row, not searched for.
+        let end = start + map[start..].iter().take_while(|&&r| r == record).count();
         start..end
     }
 }
