@@ -57,14 +57,19 @@ struct RankColumn {
 }
 
 impl RankColumn {
+    /// The ranks a key reads: of the smallest values ascending, of the largest
+    /// descending.
+    fn ranks(&self, descending: bool) -> &[u32] {
+        match (&self.high, descending) {
+            (Some(high), true) => high,
+            _ => &self.low,
+        }
+    }
+
     /// The rank of record `id` as a key ascending (its smallest value) or descending (its
     /// largest, turned so that larger values come first); [`MISSING`] without a value.
     fn key(&self, id: u32, descending: bool) -> u32 {
-        let ranks = match (&self.high, descending) {
-            (Some(high), true) => high,
-            _ => &self.low,
-        };
-        let rank = ranks[id as usize];
+        let rank = self.ranks(descending)[id as usize];
         if descending && rank != MISSING {
             self.max - rank
         } else {
@@ -201,8 +206,41 @@ pub(crate) fn sorted_page(
     offset: usize,
     limit: usize,
 ) -> Vec<u32> {
+    let end = offset.saturating_add(limit);
+    if keys.iter().all(|k| k.counted.is_none()) {
+        // Every key a rank column read by record id; ties break by record id.
+        let columns: Vec<Arc<RankColumn>> = keys
+            .iter()
+            .map(|k| collection.sort_columns().column(collection, k.field))
+            .collect();
+        // Each key's ranks and how to read them, looked up once, not at each comparison.
+        let readers: Vec<(&[u32], u32, bool)> = columns
+            .iter()
+            .zip(keys)
+            .map(|(column, k)| (column.ranks(k.descending), column.max, k.descending))
+            .collect();
+        let key = |id: u32, &(ranks, max, descending): &(&[u32], u32, bool)| {
+            let rank = ranks[id as usize];
+            if descending && rank != MISSING {
+                max - rank
+            } else {
+                rank
+            }
+        };
+        let cmp = |a: &u32, b: &u32| {
+            readers
+                .iter()
+                .map(|r| key(*a, r).cmp(&key(*b, r)))
+                .find(|o| o.is_ne())
+                .unwrap_or_else(|| a.cmp(b))
+        };
+        let mut ids: Vec<u32> = result.iter().collect();
+        return page_of(&mut ids, cmp, offset, end);
+    }
+    // Some key bound to some elements: each key's rank for each record of the result, in
+    // the result's order, and positions sorted (they ascend with the record ids, so ties
+    // break by position).
     let ids: Vec<u32> = result.iter().collect();
-    // Each key's rank for each record of the result, in the result's order.
     let ranks: Vec<Vec<u32>> = keys
         .iter()
         .map(|k| match &k.counted {
@@ -220,19 +258,28 @@ pub(crate) fn sorted_page(
             .find(|o| o.is_ne())
             .unwrap_or_else(|| a.cmp(b))
     };
-    // Positions in `ids`, which ascend with the record ids: ties break by position.
     let mut order: Vec<u32> = (0..ids.len() as u32).collect();
-    let end = offset.saturating_add(limit);
-    if end < order.len() {
-        order.select_nth_unstable_by(end, cmp);
-        order.truncate(end);
-    }
-    order.sort_unstable_by(cmp);
-    order
+    page_of(&mut order, cmp, offset, end)
         .into_iter()
-        .skip(offset)
         .map(|i| ids[i as usize])
         .collect()
+}
+
+/// The items of `items` from `offset` to `end` in the order `cmp` gives, found without
+/// sorting the rest.
+fn page_of(
+    items: &mut Vec<u32>,
+    cmp: impl Fn(&u32, &u32) -> Ordering + Copy,
+    offset: usize,
+    end: usize,
+) -> Vec<u32> {
+    // `cmp` is passed by value (it is a few references), so each sort inlines it.
+    if end < items.len() {
+        items.select_nth_unstable_by(end, cmp);
+        items.truncate(end);
+    }
+    items.sort_unstable_by(cmp);
+    items.drain(..).skip(offset).collect()
 }
 
 /// The key of each record of `ids` (ascending) over the elements `counted` counts: the
