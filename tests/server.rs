@@ -561,7 +561,41 @@ async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
             .count() as u64
     };
     assert_eq!((requests(200, 1), requests(429, 0)), (ok, limited));
-    assert!(lines.iter().any(|l| l["event"] == "ready"));
+    // The request span carries the same: team, endpoint, status, credits and latency.
+    let spans = lines
+        .iter()
+        .filter(|l| {
+            let span = &l["span"];
+            l["event"] == "request"
+                && span["name"] == "request"
+                && span["team"] == "acme"
+                && span["endpoint"] == "cards"
+                && span["status"] == 200
+                && span["credits"] == 1
+                && span["ms"]
+                    .as_str()
+                    .is_some_and(|ms| ms.parse::<f64>().is_ok())
+        })
+        .count() as u64;
+    assert_eq!(spans, ok);
+    // Start-up a person can follow: what was loaded, then a ready line with the card and
+    // catalog counts, the snapshot, the state engine and its schema version.
+    let ready = lines
+        .iter()
+        .find(|l| l["event"] == "ready")
+        .expect("a ready line");
+    let message = ready["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("55 cards in 3 catalogs from ")
+            && message.contains("(SQLite, schema version 3); 2 teams"),
+        "{ready}"
+    );
+    let loading: Vec<&Value> = lines.iter().filter(|l| l["event"] == "loading").collect();
+    assert!(!loading.is_empty(), "{log}");
+    assert!(
+        lines.iter().position(|l| l["event"] == "loading")
+            < lines.iter().position(|l| l["event"] == "ready")
+    );
     assert!(!log.contains(&acme[4..]), "a key reached the log");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -884,6 +918,83 @@ async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
     let (code, _, err) = cardex(&["serve", "--state", "state.db"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("the forms are `sqlite:PATH`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// SQLite: a server killed with SIGKILL in the middle of a load from eight teams at once
+/// (so that charges are group-committed several at a time) has charged every request it
+/// answered; the only charges without an answer are of requests the kill cut off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_state_kill_9_mid_load_loses_no_charge() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let dir = scratch("sqlite-kill-mid-load");
+    let state = sqlite(&dir.join("state.db"));
+    let teams: Vec<(String, String)> = (0..8)
+        .map(|i| {
+            let team = format!("team{i}");
+            let key = add_key(&state, &team, 1_000_000);
+            (team, key)
+        })
+        .collect();
+    let mut server = Server::start(&["--state", &state]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (answered, cut_off) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let mut tasks = Vec::new();
+    for (team, key) in teams {
+        let url = server.url("/pokemon/v1/cards?page_size=3");
+        let (stop, answered, cut_off) = (stop.clone(), answered.clone(), cut_off.clone());
+        tasks.push(tokio::spawn(async move {
+            let c = client();
+            while !stop.load(Ordering::Acquire) {
+                match c
+                    .get(&url)
+                    .header("X-Api-Key", &key)
+                    .header("X-Team-ID", &team)
+                    .send()
+                    .await
+                {
+                    Ok(r) if r.status() == StatusCode::OK => {
+                        // Answered only once the whole body has arrived.
+                        if r.bytes().await.is_ok() {
+                            answered.fetch_add(1, Ordering::AcqRel);
+                        } else {
+                            cut_off.fetch_add(1, Ordering::AcqRel);
+                            return;
+                        }
+                    }
+                    Ok(r) => assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS),
+                    Err(_) => {
+                        cut_off.fetch_add(1, Ordering::AcqRel);
+                        return;
+                    }
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    stop.store(true, Ordering::Release);
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let (answered, cut_off) = (
+        answered.load(Ordering::Acquire),
+        cut_off.load(Ordering::Acquire),
+    );
+    assert!(answered > 100, "{answered} answered");
+    let (code, list, err) = cardex(&["accounts", "list", "--state", &state]);
+    assert_eq!(code, Some(0), "{err}");
+    let charged: u64 = list
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit('\t').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(
+        (answered..=answered + cut_off).contains(&charged),
+        "{charged} charged, {answered} answered, {cut_off} cut off"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -138,8 +138,10 @@ where
         for (name, value) in &fields.rest {
             write!(writer, " {name}={}", quoted(value))?;
         }
-        // The fields of the spans the event happened in (a request's method, path, team).
-        if let Some(scope) = ctx.event_scope() {
+        // The fields of the spans the event happened in (a request's method, path, team),
+        // but for a request's own line, which has them all already.
+        let own_line = fields.event.as_deref() == Some("request");
+        if let Some(scope) = ctx.event_scope().filter(|_| !own_line) {
             for span in scope.from_root() {
                 let extensions = span.extensions();
                 if let Some(recorded) = extensions.get::<FormattedFields<N>>() {

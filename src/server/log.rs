@@ -2,7 +2,9 @@
 //! request (`request`: method, path, endpoint, status, team, credits, ms) and one per
 //! server event (`listening`, `ready`, `reloaded`, `webhook_delivered`, `state_down`,
 //! ...) — and a `request` span around each request's handling, so that what happens
-//! inside a request carries its method, path and team. The library installs no
+//! inside a request carries its method, path and team, and, once it is answered, its
+//! endpoint, status, credits and latency (JSON lines show them under `span`). The
+//! library installs no
 //! subscriber: the `cardex` binary writes the events as logfmt or JSON lines on stderr
 //! (`--log-format`), and an embedder routes them wherever its own subscriber does.
 //!
@@ -27,13 +29,19 @@ pub(super) fn event(name: &'static str, message: &str) {
     }
 }
 
-/// The span around one request's handling.
+/// The span around one request's handling: its method, path and team from the start,
+/// its endpoint, status, credits and latency recorded when it is answered
+/// ([`request`]).
 pub(super) fn request_span(method: &Method, path: &str, team: Option<&str>) -> tracing::Span {
     tracing::info_span!(
         "request",
         method = %method,
         path = %path,
         team = %team.unwrap_or("-"),
+        endpoint = tracing::field::Empty,
+        status = tracing::field::Empty,
+        credits = tracing::field::Empty,
+        ms = tracing::field::Empty,
     )
 }
 
@@ -46,8 +54,11 @@ pub(super) struct Outcome {
     pub credits: u64,
 }
 
-/// Logs one request: its method, path, endpoint, status, team, credits and latency.
+/// Logs one request: its method, path, endpoint, status, team, credits and latency,
+/// recorded on its span too (when it has one: a request refused before its handling has
+/// none), and the line written inside it.
 pub(super) fn request(
+    span: Option<&tracing::Span>,
     method: &Method,
     path: &str,
     status: u16,
@@ -55,6 +66,14 @@ pub(super) fn request(
     outcome: Outcome,
     took: Duration,
 ) {
+    let ms = took.as_secs_f64() * 1000.0;
+    let _entered = span.map(|span| {
+        span.record("endpoint", outcome.endpoint.unwrap_or("-"));
+        span.record("status", status);
+        span.record("credits", outcome.credits);
+        span.record("ms", tracing::field::display(format_args!("{ms:.3}")));
+        span.enter()
+    });
     tracing::info!(
         event = "request",
         method = %method,
@@ -63,7 +82,7 @@ pub(super) fn request(
         status,
         team = team.unwrap_or("-"),
         credits = outcome.credits,
-        ms = %format_args!("{:.3}", took.as_secs_f64() * 1000.0),
+        ms = %format_args!("{ms:.3}"),
         "{method} {path} {status}"
     );
 }

@@ -199,6 +199,8 @@ fn internal_error(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// Size limits, the timeout and the log line around every request.
 async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
     let started = Instant::now();
+    // The request's span, when it is handled (not refused for its size).
+    let mut handled: Option<tracing::Span> = None;
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let uri = request.uri();
@@ -234,6 +236,7 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
         )
     } else {
         let span = log::request_span(&method, &path, team.as_deref());
+        handled = Some(span.clone());
         match tokio::time::timeout(timeout, next.run(request).instrument(span)).await {
             Ok(response) => response,
             Err(_) => error_response(
@@ -245,6 +248,7 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
         }
     };
     log::request(
+        handled.as_ref(),
         &method,
         &path,
         response.status().as_u16(),
