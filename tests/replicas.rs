@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use cardex::server::state::{State, StateUrl, PG_SCHEMA_VERSION};
 use reqwest::StatusCode;
 use serving::postgres::Cluster;
-use serving::{add_key, cardex, revoke_key, scratch, Server};
+use serving::{add_key, cardex, import_team, revoke_key, scratch, Server};
 
 /// A throw-away PostgreSQL server with a `cardex` database and a key for team `acme`;
 /// `None` when PostgreSQL is not installed (outside CI).
@@ -214,22 +214,7 @@ async fn two_replicas_share_one_limit_and_charge_each_answer_once() {
     }
     // An accounts file imports into the database, and its key works on both replicas;
     // a revoked key stops working on both, without a restart.
-    let file = dir.join("accounts.json");
-    let mut accounts = cardex::server::accounts::Accounts::default();
-    let plan = cardex::server::accounts::Plan {
-        total_credits: 500,
-        overage_credit_rate: 0.002,
-    };
-    let initech = accounts.add_key("initech", plan, 1).unwrap();
-    accounts.write(&file).unwrap();
-    let (code, _, err) = cardex(&[
-        "accounts",
-        "import",
-        file.to_str().unwrap(),
-        "--state",
-        &url,
-    ]);
-    assert_eq!(code, Some(0), "{err}");
+    let initech = import_team(&url, &dir, "initech");
     revoke_key(&url, &globex);
     for (key, team, wanted) in [
         (&initech, "initech", StatusCode::OK),

@@ -12,7 +12,9 @@ mod serving;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serving::{add_key, cardex, cardex_with_input, revoke_key, scratch, sqlite, Server};
+use serving::{
+    add_key, cardex, cardex_with_input, import_team, revoke_key, scratch, sqlite, Server,
+};
 
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -801,23 +803,7 @@ async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
         .windows(key.len())
         .any(|w| w == key.as_bytes()));
     // An accounts file imports into it: globex's key works too.
-    let file = dir.join("accounts.json");
-    let mut accounts = cardex::server::accounts::Accounts::default();
-    let plan = cardex::server::accounts::Plan {
-        total_credits: 500,
-        overage_credit_rate: 0.002,
-    };
-    let globex = accounts.add_key("globex", plan, 1).unwrap();
-    accounts.write(&file).unwrap();
-    let (code, _, err) = cardex(&[
-        "accounts",
-        "import",
-        file.to_str().unwrap(),
-        "--state",
-        &state,
-    ]);
-    assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("imported 1 teams"), "{err}");
+    let globex = import_team(&state, &dir, "globex");
     let args = ["--state", state.as_str(), "--usage-refresh", "1"];
     let server = Server::start(&args);
     // One server per SQLite state: a second is refused at start (exit 2), naming it.

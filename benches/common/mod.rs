@@ -36,6 +36,17 @@ pub fn sizes() -> Vec<usize> {
     }
 }
 
+/// The sizes of the peer benches, from `CARDEX_PEER_SIZES` (comma list), else `default`.
+pub fn peer_sizes(default: &[usize]) -> Vec<usize> {
+    match std::env::var("CARDEX_PEER_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
 /// A label for a size: `100k`, `1M`.
 pub fn label(n: usize) -> String {
     if n.is_multiple_of(1_000_000) {

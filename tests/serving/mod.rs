@@ -60,6 +60,29 @@ pub fn cardex_with_input(args: &[&str], input: &str) -> (Option<i32>, String, St
     )
 }
 
+/// Imports into the state `state` an accounts file (written in `dir`) with one team,
+/// `team`, of 500 credits and one key; returns the key.
+pub fn import_team(state: &str, dir: &Path, team: &str) -> String {
+    let file = dir.join(format!("accounts-{team}.json"));
+    let mut accounts = cardex::server::accounts::Accounts::default();
+    let plan = cardex::server::accounts::Plan {
+        total_credits: 500,
+        overage_credit_rate: 0.002,
+    };
+    let key = accounts.add_key(team, plan, 1).unwrap();
+    accounts.write(&file).unwrap();
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "import",
+        file.to_str().unwrap(),
+        "--state",
+        state,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("imported 1 teams"), "{err}");
+    key
+}
+
 /// Revokes `key` in the state `state` (a `--state` URL), reading it from standard input.
 pub fn revoke_key(state: &str, key: &str) {
     let (code, _, err) = cardex_with_input(

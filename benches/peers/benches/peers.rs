@@ -28,17 +28,6 @@ use cardex_peers::{
 };
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-/// The sizes to run, from `CARDEX_PEER_SIZES`, by default 10k, 100k and 1M cards.
-fn sizes() -> Vec<usize> {
-    match std::env::var("CARDEX_PEER_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect(),
-        Err(_) => vec![10_000, 100_000, 1_000_000],
-    }
-}
-
 /// How many times each engine is loaded at each size: `CARDEX_LOAD_RUNS`, by default 3.
 fn load_runs() -> usize {
     std::env::var("CARDEX_LOAD_RUNS")
@@ -81,7 +70,7 @@ fn timed<T>(label: &str, size: &str, runs: usize, build: impl Fn() -> T) -> T {
 
 fn peers(c: &mut Criterion) {
     let runs = load_runs();
-    for n in sizes() {
+    for n in common::peer_sizes(&[10_000, 100_000, 1_000_000]) {
         let size = common::label(n);
         let dir = common::generated(n);
         let engine = timed("cardex", &size, runs, || {

@@ -24,17 +24,6 @@ use cardex_peers::prices::{cardex_price_answer, price_rows, PriceQuestion, Sqlit
 use cardex_peers::{read_cards, Answer};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-/// The sizes to run, from `CARDEX_PEER_SIZES`, by default 1M cards.
-fn sizes() -> Vec<usize> {
-    match std::env::var("CARDEX_PEER_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect(),
-        Err(_) => vec![1_000_000],
-    }
-}
-
 const NESTED: PriceQuestion = PriceQuestion {
     condition: "nm",
     currency: None,
@@ -50,7 +39,7 @@ const SORT: PriceQuestion = PriceQuestion {
 };
 
 fn prices(c: &mut Criterion) {
-    for n in sizes() {
+    for n in common::peer_sizes(&[1_000_000]) {
         let size = common::label(n);
         let dir = common::generated(n);
         let start = Instant::now();

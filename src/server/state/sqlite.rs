@@ -189,12 +189,13 @@ impl SqliteState {
         let found: i64 = db
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .map_err(self.fail("read the schema version"))?;
+        let newer = |found: i64| StateError::NewerSchema {
+            state: format!("sqlite:{}", self.path.display()),
+            found,
+            known: SCHEMA_VERSION,
+        };
         if found > SCHEMA_VERSION {
-            return Err(StateError::NewerSchema {
-                state: format!("sqlite:{}", self.path.display()),
-                found,
-                known: SCHEMA_VERSION,
-            });
+            return Err(newer(found));
         }
         db.pragma_update(None, "journal_mode", "WAL")
             .map_err(self.fail("turn on write-ahead logging"))?;
@@ -210,11 +211,7 @@ impl SqliteState {
                 .query_row("PRAGMA user_version", [], |row| row.get(0))
                 .map_err(self.fail("read the schema version"))?;
             if version > SCHEMA_VERSION {
-                return Err(StateError::NewerSchema {
-                    state: format!("sqlite:{}", self.path.display()),
-                    found: version,
-                    known: SCHEMA_VERSION,
-                });
+                return Err(newer(version));
             }
             if version == SCHEMA_VERSION {
                 return Ok(());
