@@ -63,3 +63,6 @@ impl Hasher for FxHasher {
 
 /// A `HashMap` with [`FxHasher`].
 pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A `HashSet` with [`FxHasher`].
+pub(crate) type FxHashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;

@@ -330,6 +330,16 @@ fn a_price_sort_never_mixes_currencies() {
             "bfl_ja-25"
         ]
     );
+    // Fields that are not amounts sort across currencies (a grade is a grade).
+    assert_eq!(
+        sorted(
+            "pokemon",
+            "variants.prices.company:PSA",
+            "-variants.prices.grade"
+        )
+        .len(),
+        ids("pokemon", "variants.prices.company:PSA").len()
+    );
     // A comparison without a currency keeps its meaning: any price, any currency.
     assert_eq!(
         ids("pokemon", "variants.prices:(market>=10000)"),
@@ -351,4 +361,38 @@ fn sorts_on_text_inside_arrays_are_refused() {
         "-attacks.converted_energy_cost",
     );
     assert_eq!(by_cost.len(), ids("pokemon", "language_code:EN").len());
+}
+
+/// Where an array of objects is a plain object in some records (`prices` one object in a
+/// variant), the nested query on the enclosing array still reaches it, as the flat form
+/// does.
+#[test]
+fn a_path_that_is_sometimes_one_object_is_still_searched() {
+    let dir = std::env::temp_dir().join(format!("cardex-nested-mixed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("g/cards")).unwrap();
+    std::fs::create_dir_all(dir.join("g/expansions")).unwrap();
+    std::fs::write(dir.join("g/expansions/e.json"), r#"[{"id":"e1"}]"#).unwrap();
+    std::fs::write(
+        dir.join("g/cards/c.json"),
+        r#"[
+          {"id":"a","expansion_id":"e1","variants":[{"name":"N","prices":[{"market":5},{"market":50}]}]},
+          {"id":"b","expansion_id":"e1","variants":[{"name":"N","prices":{"market":60}}]},
+          {"id":"c","expansion_id":"e1","variants":[{"name":"N","prices":{"market":6}}]}
+        ]"#,
+    )
+    .unwrap();
+    let engine = cardex::Engine::open(&dir).unwrap();
+    let catalog = engine.catalog("g").unwrap();
+    let ids = |q: &str| -> Vec<String> {
+        let page = catalog.search(&SearchRequest::new(q)).unwrap();
+        page.record_ids()
+            .iter()
+            .map(|&i| catalog.cards().record_id(i).into_owned())
+            .collect()
+    };
+    assert_eq!(ids("variants.prices.market>10"), ["a", "b"]);
+    assert_eq!(ids("variants:(name:N AND prices.market>10)"), ["a", "b"]);
+    assert_eq!(ids("variants.prices:(market>10)"), ["a"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

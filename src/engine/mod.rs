@@ -553,7 +553,8 @@ fn element_path<'c>(
 /// Binds each `order_by` key on a field inside an array of objects to the elements the
 /// query's nested queries on that array at its top level match (all of them without one;
 /// see [`crate::plan::BoundNested`]), and refuses a price sort across currencies: when the
-/// elements hold several values of `currency`, such a nested query must fix one.
+/// elements hold several values of `currency`, a key on a field of JSON numbers there
+/// needs such a nested query to fix one.
 fn bind_order(
     collection: &Collection,
     plan: &Plan<'_>,
@@ -571,11 +572,13 @@ fn bind_order(
         };
         let bound: Vec<&crate::plan::BoundNested<'_>> =
             plan.bound.iter().filter(|b| b.space == space).collect();
+        // Amounts (JSON numbers, as prices are) of elements in several currencies.
+        let amounts = !elements.index().field(field).numbers().is_empty();
         let currencies = elements.keyword_values("currency");
         let fixed = bound
             .iter()
             .any(|b| b.fixed.iter().any(|f| f == "currency"));
-        if currencies.len() > 1 && !fixed {
+        if amounts && currencies.len() > 1 && !fixed {
             let listed: Vec<String> = currencies.iter().map(|c| c.to_uppercase()).collect();
             let reason = format!(
                 "`{path}` holds prices in {} and a sort never orders different currencies as \

@@ -17,6 +17,10 @@ pub(crate) trait ElementVisit {
     fn open(&mut self, path: &str, start: usize);
     /// The element opened last ends just before byte `end`.
     fn close(&mut self, end: usize);
+    /// An object at `path` (not the record itself) that is not an element of an array.
+    fn plain(&mut self, path: &str) {
+        let _ = path;
+    }
 }
 
 /// JSON nests no deeper than this in records the loader accepted (serde_json's limit is
@@ -91,6 +95,8 @@ impl Scan<'_> {
     fn object(&mut self, visit: &mut impl ElementVisit, element: bool, depth: usize) -> bool {
         if element {
             visit.open(&self.path, self.i);
+        } else if depth > 0 {
+            visit.plain(&self.path);
         }
         self.i += 1;
         let ok = if self.peek() == Some(b'}') {

@@ -463,7 +463,7 @@ impl<'c> Resolver<'c> {
             [head.to_string(), crate::naming::snake_case(head)]
                 .into_iter()
                 .find_map(|name| self.records.nested_path(&format!("{prefix}.{name}")))
-                .filter(|&space| nested[space].parent == Some(context))
+                .filter(|&space| nested[space].parent == Some(context) && !nested[space].mixed)
                 .map(|_| head)
         })
     }

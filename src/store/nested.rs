@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::{doc_text, Collection, DocRef};
-use crate::fxhash::FxHashMap;
+use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::json::elements::{elements, ElementVisit};
 use crate::par;
 
@@ -34,6 +34,10 @@ pub(crate) struct Nested {
     pub(crate) record_of: Vec<u32>,
     /// The elements as records: their index, relative paths.
     pub(crate) elements: Collection,
+    /// Whether the path also holds an object that is not an array element somewhere
+    /// (`prices` a plain object in some variant): the enclosing elements then index what
+    /// is under it themselves, and a dotted field into it is looked up there.
+    pub(crate) mixed: bool,
 }
 
 impl Nested {
@@ -74,6 +78,8 @@ struct Found {
 /// The scan of one chunk of records: elements by local path number.
 #[derive(Default)]
 struct ChunkScan {
+    /// The paths where an object that is not an array element was met.
+    plain: FxHashSet<Box<str>>,
     paths: FxHashMap<Box<str>, u32>,
     found: Vec<Vec<Found>>,
     /// The open elements: (local path, index).
@@ -83,6 +89,12 @@ struct ChunkScan {
 }
 
 impl ElementVisit for ChunkScan {
+    fn plain(&mut self, path: &str) {
+        if !self.plain.contains(path) {
+            self.plain.insert(path.into());
+        }
+    }
+
     fn open(&mut self, path: &str, start: usize) {
         // Looked up before it is copied: a chunk meets few paths, each many times.
         let local = match self.paths.get(path) {
@@ -138,6 +150,7 @@ pub(crate) fn build(buffers: &Arc<Vec<String>>, docs: &[DocRef]) -> Vec<Nested> 
     paths.sort_unstable();
     paths.dedup();
     let global = |path: &str| paths.binary_search_by(|p| (**p).cmp(path)).ok();
+    let mixed = |path: &str| scans.iter().any(|s| s.plain.contains(path));
     // The nearest enclosing array-of-objects path: the longest proper prefix that is one.
     let parents: Vec<Option<usize>> = paths
         .iter()
@@ -194,14 +207,16 @@ pub(crate) fn build(buffers: &Arc<Vec<String>>, docs: &[DocRef]) -> Vec<Nested> 
             }
         }
         // The arrays of objects directly inside these elements: not indexed here, their
-        // elements are (a dotted field into them is a nested query on them, lifted).
+        // elements are (a dotted field into them is a nested query on them, lifted);
+        // unless they are plain objects in places too.
         let inner: Vec<&str> = paths
             .iter()
             .zip(&parents)
-            .filter(|(_, p)| **p == Some(g))
+            .filter(|(child, p)| **p == Some(g) && !mixed(child))
             .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
             .collect();
         out.push(Nested {
+            mixed: mixed(path),
             path: path.clone(),
             parent: parents[g],
             parent_of,
