@@ -508,9 +508,8 @@ fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<Or
             }
             match schema.value_field(name) {
                 Ok(field) => {
-                    let path = collection.index().field(field).path();
                     let info = collection.index().field(field);
-                    if let Some((array, _, _)) = element_path(collection, path) {
+                    if let Some((array, _, _)) = collection.enclosing_array(info.path()) {
                         if info.kind() == crate::index::FieldKind::Text && !info.has_numbers() {
                             return Err(bad(format!(
                                 "`{name}` is a text field inside the array of objects `{array}`; \
@@ -534,22 +533,6 @@ fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<Or
         .collect()
 }
 
-/// The nearest array of objects holding the field at `path`: its path and number in
-/// [`Collection::nested`], and the field's path relative to an element.
-fn element_path<'c>(
-    collection: &'c Collection,
-    path: &'c str,
-) -> Option<(&'c str, usize, &'c str)> {
-    let mut head = path;
-    while let Some((prefix, _)) = head.rsplit_once('.') {
-        if let Some(space) = collection.nested_path(prefix) {
-            return Some((prefix, space, &path[prefix.len() + 1..]));
-        }
-        head = prefix;
-    }
-    None
-}
-
 /// Binds each `order_by` key on a field inside an array of objects to the elements the
 /// query's nested queries on that array at its top level match (all of them without one;
 /// see [`crate::plan::BoundNested`]), and refuses a price sort across currencies: when the
@@ -563,7 +546,7 @@ fn bind_order(
 ) -> Result<()> {
     for key in order.iter_mut() {
         let path = collection.index().field(key.field).path();
-        let Some((array, space, relative)) = element_path(collection, path) else {
+        let Some((array, space, relative)) = collection.enclosing_array(path) else {
             continue;
         };
         let elements = &collection.nested()[space].elements;
@@ -574,11 +557,15 @@ fn bind_order(
             plan.bound.iter().filter(|b| b.space == space).collect();
         // Amounts (JSON numbers, as prices are) of elements in several currencies.
         let amounts = !elements.index().field(field).numbers().is_empty();
-        let currencies = elements.keyword_values("currency");
         let fixed = bound
             .iter()
             .any(|b| b.fixed.iter().any(|f| f == "currency"));
-        if amounts && currencies.len() > 1 && !fixed {
+        let currencies = if amounts && !fixed {
+            elements.keyword_values("currency")
+        } else {
+            Vec::new()
+        };
+        if currencies.len() > 1 {
             let listed: Vec<String> = currencies.iter().map(|c| c.to_uppercase()).collect();
             let reason = format!(
                 "`{path}` holds prices in {} and a sort never orders different currencies as \

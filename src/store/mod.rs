@@ -91,8 +91,8 @@ pub struct Collection {
     /// The elements of the records' arrays of objects, by path (empty in a collection of
     /// elements: the records' collection lists every depth).
     nested: Vec<Nested>,
-    /// In a collection of elements, the path of their array of objects.
-    elements_at: Option<Box<str>>,
+    /// Whether this is a collection of the elements of an array of objects.
+    holds_elements: bool,
 }
 
 impl Collection {
@@ -146,7 +146,7 @@ impl Collection {
             all,
             sort_columns: SortColumns::default(),
             nested,
-            elements_at: None,
+            holds_elements: false,
         }
     }
 
@@ -179,7 +179,7 @@ impl Collection {
             all,
             sort_columns: SortColumns::default(),
             nested: Vec::new(),
-            elements_at: Some(path.into()),
+            holds_elements: true,
         }
     }
 
@@ -189,13 +189,22 @@ impl Collection {
     }
 
     /// Whether the field at `path` is inside an array of objects: one of this collection's
-    /// (a proper prefix of `path` is in [`Self::nested`]), or the one whose elements this
-    /// collection holds.
+    /// (see [`Self::enclosing_array`]), or the one whose elements this collection holds.
     pub(crate) fn in_object_array(&self, path: &str) -> bool {
-        self.elements_at.is_some()
-            || path
-                .match_indices('.')
-                .any(|(dot, _)| self.nested_path(&path[..dot]).is_some())
+        self.holds_elements || self.enclosing_array(path).is_some()
+    }
+
+    /// The nearest array of objects of this collection holding the field at `path`: its
+    /// path, its number in [`Self::nested`], and the field's path relative to an element.
+    pub(crate) fn enclosing_array<'p>(&self, path: &'p str) -> Option<(&'p str, usize, &'p str)> {
+        let mut head = path;
+        while let Some((prefix, _)) = head.rsplit_once('.') {
+            if let Some(space) = self.nested_path(prefix) {
+                return Some((prefix, space, &path[prefix.len() + 1..]));
+            }
+            head = prefix;
+        }
+        None
     }
 
     /// The number in [`Self::nested`] of the array-of-objects path `path`, if it is one.

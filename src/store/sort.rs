@@ -57,20 +57,37 @@ struct RankColumn {
 }
 
 impl RankColumn {
-    /// The ranks a key reads: of the smallest values ascending, of the largest
-    /// descending.
-    fn ranks(&self, descending: bool) -> &[u32] {
-        match (&self.high, descending) {
+    /// How a key in direction `descending` reads this column: the ranks of the smallest
+    /// values ascending, of the largest descending.
+    fn reader(&self, descending: bool) -> RankReader<'_> {
+        let ranks = match (&self.high, descending) {
             (Some(high), true) => high,
             _ => &self.low,
+        };
+        RankReader {
+            ranks,
+            max: self.max,
+            descending,
         }
     }
+}
 
-    /// The rank of record `id` as a key ascending (its smallest value) or descending (its
-    /// largest, turned so that larger values come first); [`MISSING`] without a value.
-    fn key(&self, id: u32, descending: bool) -> u32 {
-        let rank = self.ranks(descending)[id as usize];
-        if descending && rank != MISSING {
+/// One direction of a [`RankColumn`], looked up once per sort rather than at each
+/// comparison.
+#[derive(Debug, Clone, Copy)]
+struct RankReader<'a> {
+    ranks: &'a [u32],
+    max: u32,
+    descending: bool,
+}
+
+impl RankReader<'_> {
+    /// The rank of record `id` as a key: of its smallest value ascending, of its largest
+    /// descending (turned so that larger values come first); [`MISSING`] without a value.
+    #[inline]
+    fn key(&self, id: u32) -> u32 {
+        let rank = self.ranks[id as usize];
+        if self.descending && rank != MISSING {
             self.max - rank
         } else {
             rank
@@ -213,24 +230,15 @@ pub(crate) fn sorted_page(
             .iter()
             .map(|k| collection.sort_columns().column(collection, k.field))
             .collect();
-        // Each key's ranks and how to read them, looked up once, not at each comparison.
-        let readers: Vec<(&[u32], u32, bool)> = columns
+        let readers: Vec<RankReader<'_>> = columns
             .iter()
             .zip(keys)
-            .map(|(column, k)| (column.ranks(k.descending), column.max, k.descending))
+            .map(|(column, k)| column.reader(k.descending))
             .collect();
-        let key = |id: u32, &(ranks, max, descending): &(&[u32], u32, bool)| {
-            let rank = ranks[id as usize];
-            if descending && rank != MISSING {
-                max - rank
-            } else {
-                rank
-            }
-        };
         let cmp = |a: &u32, b: &u32| {
             readers
                 .iter()
-                .map(|r| key(*a, r).cmp(&key(*b, r)))
+                .map(|r| r.key(*a).cmp(&r.key(*b)))
                 .find(|o| o.is_ne())
                 .unwrap_or_else(|| a.cmp(b))
         };
@@ -246,7 +254,8 @@ pub(crate) fn sorted_page(
         .map(|k| match &k.counted {
             None => {
                 let column = collection.sort_columns().column(collection, k.field);
-                ids.iter().map(|&id| column.key(id, k.descending)).collect()
+                let reader = column.reader(k.descending);
+                ids.iter().map(|&id| reader.key(id)).collect()
             }
             Some(counted) => counted_ranks(collection, counted, k.descending, &ids),
         })
@@ -294,6 +303,7 @@ fn counted_ranks(
     let nested = &collection.nested()[counted.space];
     let elements = &nested.elements;
     let column = elements.sort_columns().column(elements, counted.field);
+    let reader = column.reader(descending);
     let mut from = 0;
     ids.iter()
         .map(|&id| {
@@ -301,7 +311,7 @@ fn counted_ranks(
             from = range.end;
             range
                 .filter(|&e| counted.elements.contains(e as u32))
-                .map(|e| column.key(e as u32, descending))
+                .map(|e| reader.key(e as u32))
                 .min()
                 .unwrap_or(MISSING)
         })
