@@ -19,15 +19,15 @@ fn defaults() {
 fn paging_limits() {
     assert_eq!(
         search_error("onepiece", SearchRequest::new("").page(0)),
-        "invalid `page` value `0`: pages count from 1"
+        "invalid `page` value `0`: page must be a whole number between 1 and 4294967295"
     );
     assert_eq!(
         search_error("onepiece", SearchRequest::new("").page_size(101)),
-        "invalid `page_size` value `101`: the page size is 1 to 100"
+        "invalid `page_size` value `101`: page_size must be a whole number between 1 and 100"
     );
     assert_eq!(
         search_error("onepiece", SearchRequest::new("").page_size(0)),
-        "invalid `page_size` value `0`: the page size is 1 to 100"
+        "invalid `page_size` value `0`: page_size must be a whole number between 1 and 100"
     );
     assert!(catalog("onepiece")
         .search(&SearchRequest::new("").page_size(100))
@@ -122,7 +122,7 @@ fn error_bodies_follow_the_contract() {
     assert_eq!(body["error"]["details"]["parameter"], "page");
     assert_eq!(
         body["error"]["message"],
-        "invalid `page` value `0`: pages count from 1"
+        "invalid `page` value `0`: page must be a whole number between 1 and 4294967295"
     );
 }
 

@@ -546,7 +546,7 @@ fn bind_order(
 ) -> Result<()> {
     for key in order.iter_mut() {
         let path = collection.index().field(key.field).path();
-        let Some((array, space, relative)) = collection.enclosing_array(path) else {
+        let Some((_, space, relative)) = collection.enclosing_array(path) else {
             continue;
         };
         let elements = &collection.nested()[space].elements;
@@ -555,28 +555,10 @@ fn bind_order(
         };
         let bound: Vec<&crate::plan::BoundNested<'_>> =
             plan.bound.iter().filter(|b| b.space == space).collect();
-        // Amounts (JSON numbers, as prices are) of elements in several currencies.
-        let amounts = !elements.index().field(field).numbers().is_empty();
         let fixed = bound
             .iter()
             .any(|b| b.fixed.iter().any(|f| f == "currency"));
-        let currencies = if amounts && !fixed {
-            elements.keyword_values("currency")
-        } else {
-            Vec::new()
-        };
-        if currencies.len() > 1 {
-            let listed: Vec<String> = currencies.iter().map(|c| c.to_uppercase()).collect();
-            let reason = format!(
-                "`{path}` holds prices in {} and a sort never orders different currencies as \
-                 one number; fix one with a nested condition on the same array, e.g. \
-                 q={array}:(currency:{} AND ...)&order_by={}{path}",
-                listed.join(", "),
-                listed[0],
-                if key.descending { "-" } else { "" },
-            );
-            return Err(ParameterError::invalid("order_by", text, reason).into());
-        }
+        one_currency(collection, key, fixed, text)?;
         let Some((first, rest)) = bound.split_first() else {
             continue;
         };
@@ -591,6 +573,67 @@ fn bind_order(
         });
     }
     Ok(())
+}
+
+/// The currency rule of a key on a field inside an array of objects: when the elements
+/// hold amounts (JSON numbers, as prices are) in several currencies, a query must fix one
+/// (`fixed`) with a nested condition on the same array.
+fn one_currency(collection: &Collection, key: &OrderKey, fixed: bool, text: &str) -> Result<()> {
+    let path = collection.index().field(key.field).path();
+    let Some((array, space, relative)) = collection.enclosing_array(path) else {
+        return Ok(());
+    };
+    let elements = &collection.nested()[space].elements;
+    let Some(field) = elements.index().lookup(relative) else {
+        return Ok(());
+    };
+    let amounts = !elements.index().field(field).numbers().is_empty();
+    if !amounts || fixed {
+        return Ok(());
+    }
+    let currencies = elements.keyword_values("currency");
+    if currencies.len() <= 1 {
+        return Ok(());
+    }
+    let listed: Vec<String> = currencies.iter().map(|c| c.to_uppercase()).collect();
+    let reason = format!(
+        "`{path}` holds prices in {} and a sort never orders different currencies as \
+         one number; fix one with a nested condition on the same array, e.g. \
+         q={array}:(currency:{} AND ...)&order_by={}{path}",
+        listed.join(", "),
+        listed[0],
+        if key.descending { "-" } else { "" },
+    );
+    Err(ParameterError::invalid("order_by", text, reason).into())
+}
+
+impl Collection {
+    /// The fields `order_by` accepts when `q` binds none of them, as the records spell
+    /// them (camelCase spellings are accepted too): every field holding values, but for
+    /// text fields inside arrays of objects, and amounts inside arrays of objects whose
+    /// elements hold several currencies (those need a nested query fixing one).
+    ///
+    /// ```
+    /// let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let cards = engine.catalog("pokemon").unwrap().cards();
+    /// let fields = cards.order_fields();
+    /// assert!(fields.contains(&"name") && fields.contains(&"variants.prices.type"));
+    /// // Text inside an array of objects; prices in USD and EUR.
+    /// assert!(!fields.contains(&"attacks.text") && !fields.contains(&"variants.prices.market"));
+    /// # Ok::<(), cardex::LoadError>(())
+    /// ```
+    pub fn order_fields(&self) -> Vec<&str> {
+        self.fields()
+            .filter(|f| f.holds_values)
+            .map(|f| f.path)
+            .filter(|path| {
+                parse_order(self, Some(path)).is_ok_and(|keys| {
+                    keys.iter()
+                        .all(|key| one_currency(self, key, false, path).is_ok())
+                })
+            })
+            .collect()
+    }
 }
 
 /// `select=id,name`: top-level fields of the collection (camelCase accepted).

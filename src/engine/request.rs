@@ -137,10 +137,10 @@ impl<'a> SearchRequest<'a> {
     /// Pages from 1, of 1 to `max_page_size` records.
     pub(crate) fn validate_paging(&self, max_page_size: u32) -> Result<()> {
         if self.page == 0 {
-            return Err(ParameterError::invalid("page", "0", "pages count from 1").into());
+            return Err(ParameterError::invalid("page", "0", page_rule("page")).into());
         }
         if self.page_size == 0 || self.page_size > max_page_size {
-            let reason = format!("the page size is 1 to {max_page_size}");
+            let reason = page_size_rule("page_size", max_page_size);
             return Err(
                 ParameterError::invalid("page_size", &self.page_size.to_string(), reason).into(),
             );
@@ -206,20 +206,25 @@ fn canonical_name(name: &str, allowed: &'static [&'static str]) -> Result<&'stat
 fn parse_page(name: &str, value: &str) -> Result<u32> {
     match value.trim().parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(ParameterError::invalid(name, value, "pages are whole numbers from 1").into()),
+        _ => Err(ParameterError::invalid(name, value, page_rule(name)).into()),
     }
 }
 
 fn parse_page_size(name: &str, value: &str) -> Result<u32> {
     match value.trim().parse::<u32>() {
         Ok(n) if (1..=MAX_PAGE_SIZE).contains(&n) => Ok(n),
-        _ => Err(ParameterError::invalid(
-            name,
-            value,
-            format!("the page size is a whole number from 1 to {MAX_PAGE_SIZE}"),
-        )
-        .into()),
+        _ => Err(ParameterError::invalid(name, value, page_size_rule(name, MAX_PAGE_SIZE)).into()),
     }
+}
+
+/// What `page` (as the request spelt it) may be.
+fn page_rule(name: &str) -> String {
+    format!("{name} must be a whole number between 1 and {}", u32::MAX)
+}
+
+/// What `page_size` (as the request spelt it) may be.
+fn page_size_rule(name: &str, max: u32) -> String {
+    format!("{name} must be a whole number between 1 and {max}")
 }
 
 #[cfg(test)]
@@ -247,19 +252,23 @@ mod tests {
         assert_eq!(err(&[("name", "pikachu")]), "unknown parameter `name`; the parameters are `q`, `page`, `page_size`, `order_by`, `select`, `include`");
         assert_eq!(
             err(&[("page", "0")]),
-            "invalid `page` value `0`: pages are whole numbers from 1"
+            "invalid `page` value `0`: page must be a whole number between 1 and 4294967295"
+        );
+        assert_eq!(
+            err(&[("page", "4294967296")]),
+            "invalid `page` value `4294967296`: page must be a whole number between 1 and 4294967295"
         );
         assert_eq!(
             err(&[("page", "two")]),
-            "invalid `page` value `two`: pages are whole numbers from 1"
+            "invalid `page` value `two`: page must be a whole number between 1 and 4294967295"
         );
         assert_eq!(
             err(&[("page_size", "101")]),
-            "invalid `page_size` value `101`: the page size is a whole number from 1 to 100"
+            "invalid `page_size` value `101`: page_size must be a whole number between 1 and 100"
         );
         assert_eq!(
             err(&[("pageSize", "0")]),
-            "invalid `pageSize` value `0`: the page size is a whole number from 1 to 100"
+            "invalid `pageSize` value `0`: pageSize must be a whole number between 1 and 100"
         );
         assert_eq!(
             err(&[("q", "a"), ("q", "b")]),

@@ -22,9 +22,6 @@ use super::metering;
 use super::service::{Admitted, Service};
 use super::v2::{self, V2_ROUTES};
 
-/// The OpenAPI 3.1 document of the service, served at `/openapi.json`.
-pub const OPENAPI: &str = include_str!("openapi.json");
-
 /// The longest request URI accepted (bytes); longer ones get `414`.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
 /// The most header bytes (names and values) accepted; more get `431`.
@@ -62,7 +59,9 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
                 metering::meter,
             )),
             None if path == "/openapi.json" => {
-                get(|| async { json_response(StatusCode::OK, OPENAPI.into()) })
+                get(|State(service): State<Arc<Service>>| async move {
+                    json_response(StatusCode::OK, service.openapi().await.as_bytes().to_vec())
+                })
             }
             None => get(|| async { json_response(StatusCode::OK, r#"{"status":"ok"}"#.into()) }),
         };

@@ -85,6 +85,8 @@ pub struct Service {
     engine: LiveEngine,
     pub(super) metered: Option<Metered>,
     pub(super) v2: V2Surface,
+    /// The OpenAPI document made for the engine it was made from.
+    openapi: RwLock<Option<(std::sync::Weak<Engine>, Arc<str>)>>,
 }
 
 /// The `/v2` surface's settings and its records, rendered for the engine of the moment.
@@ -124,6 +126,7 @@ impl Service {
             engine: LiveEngine::new(engine),
             metered: None,
             v2: V2Surface::new(v2::DEFAULT_CATALOG, v2::DEFAULT_ANONYMOUS_PER_MINUTE),
+            openapi: RwLock::new(None),
         }
     }
 
@@ -148,6 +151,7 @@ impl Service {
                 charging,
             }),
             v2: V2Surface::new(v2::DEFAULT_CATALOG, v2::DEFAULT_ANONYMOUS_PER_MINUTE),
+            openapi: RwLock::new(None),
         }
     }
 
@@ -184,6 +188,35 @@ impl Service {
         })
         .await
         .map_err(|e| format!("rendering the /v2 records failed: {e}"))
+    }
+
+    /// The OpenAPI document of this server for the engine now (see [`super::openapi`]),
+    /// made once per loaded engine.
+    pub(super) async fn openapi(self: &Arc<Self>) -> Arc<str> {
+        let engine = self.engine.current();
+        {
+            let made = self.openapi.read().unwrap_or_else(|e| e.into_inner());
+            if let Some((of, doc)) = made.as_ref() {
+                if std::ptr::eq(of.as_ptr(), Arc::as_ptr(&engine)) {
+                    return doc.clone();
+                }
+            }
+        }
+        // The `/v2` records are of the engine now, or (after a reload meanwhile) a newer.
+        let v2 = self.v2_view().await.ok().flatten();
+        let (engine, view) = match v2 {
+            Some((engine, view)) => (engine, Some(view)),
+            None => (engine, None),
+        };
+        let v2 = view
+            .as_deref()
+            .and_then(|view| Some((engine.catalog(self.v2_catalog())?, view)));
+        let doc: Arc<str> = super::openapi::document(&engine, self.metered.is_some(), v2)
+            .to_string()
+            .into();
+        *self.openapi.write().unwrap_or_else(|e| e.into_inner()) =
+            Some((Arc::downgrade(&engine), doc.clone()));
+        doc
     }
 
     /// The `/v2` records of `engine`, when they are rendered already.

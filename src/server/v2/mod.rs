@@ -27,6 +27,7 @@ use super::errors::{error_response, json_response};
 use crate::json::transcode::Transcoder;
 use crate::{Catalog, SearchRequest};
 
+pub(crate) use query::{field as engine_field, v2_field, Of};
 pub(crate) use view::V2View;
 
 /// The catalog the v2 surface serves unless configured otherwise.

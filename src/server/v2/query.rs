@@ -115,6 +115,20 @@ fn v2_name(name: &str, of: Of) -> Cow<'_, str> {
     }
 }
 
+/// v2's spelling of the engine's field `path` of a card or a set: the card's `expansion`
+/// as `set`, and every segment in camelCase (`expansion.release_date` →
+/// `set.releaseDate`, `national_pokedex_numbers` → `nationalPokedexNumbers`).
+pub(crate) fn v2_field(path: &str, of: Of) -> String {
+    match v2_name(path, of) {
+        Cow::Owned(name) => name,
+        Cow::Borrowed(same) => same
+            .split('.')
+            .map(crate::naming::camel_case)
+            .collect::<Vec<_>>()
+            .join("."),
+    }
+}
+
 /// `orderBy` with v2 field paths replaced by the engine's (`-set.releaseDate,number` →
 /// `-expansion.release_date,number`).
 pub(crate) fn order_by(order_by: &str, of: Of) -> String {
