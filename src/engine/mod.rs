@@ -562,9 +562,9 @@ fn bind_order(
         let Some((first, rest)) = bound.split_first() else {
             continue;
         };
-        let mut counted = first.plan.execute().into_owned();
+        let mut counted = first.elements().clone();
         for other in rest {
-            counted &= other.plan.execute().as_ref();
+            counted &= other.elements();
         }
         key.counted = Some(Counted {
             space,

@@ -23,7 +23,7 @@ mod vocab;
 
 pub use crate::naming::FieldKind;
 pub(crate) use build::{build, build_at};
-pub(crate) use vocab::VocabBuilder;
+pub(crate) use vocab::{bitmap_of_bits, VocabBuilder};
 pub use vocab::{NumVocab, Postings, Vocab};
 
 use std::sync::OnceLock;

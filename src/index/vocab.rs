@@ -2,10 +2,12 @@
 //! hold it. Sorted arrays rather than hash maps: lookups are a binary search, prefixes and
 //! ranges are contiguous slices, and there is no per-entry hashing overhead in memory.
 //!
-//! Short posting lists (at most [`SMALL_POSTINGS`] ids) are kept inline, as sorted ids in
-//! one array shared by the whole vocabulary; longer ones as roaring bitmaps. Most distinct
-//! values of a catalog (ids, prices, rare words) hold a handful of records, and a bitmap
-//! each would cost more than the ids themselves.
+//! Short posting lists (at most [`SMALL_POSTINGS`] ids), and sparse ones (fewer than
+//! [`SPARSE_IDS_PER_CONTAINER`] ids per roaring container on average), are kept inline, as
+//! sorted ids in one array shared by the whole vocabulary; the others as roaring bitmaps.
+//! Most distinct values of a catalog (ids, prices, rare words) hold a handful of records
+//! spread over the whole collection, and a bitmap each would cost more than the ids
+//! themselves, in memory and to read.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -14,8 +16,14 @@ use roaring::RoaringBitmap;
 
 use crate::query::Bound;
 
-/// The longest posting list kept as plain ids.
+/// The longest posting list always kept as plain ids.
 pub const SMALL_POSTINGS: usize = 32;
+
+/// A posting list with fewer ids than this per roaring container (per 65,536 ids of the
+/// id space it touches), on average, is kept as plain ids: four bytes an id against
+/// roaring's two and some 56 bytes a container, and read as a slice rather than container
+/// by container.
+pub const SPARSE_IDS_PER_CONTAINER: usize = 24;
 
 /// The records holding one term: plain ids (ascending) or a bitmap.
 #[derive(Debug, Clone, Copy)]
@@ -241,7 +249,11 @@ impl Store {
 
     /// Adds a posting list (ids ascending, no repeats).
     fn push(&mut self, ids: &[u32]) {
-        if ids.len() <= SMALL_POSTINGS {
+        let sparse = || {
+            let containers = 1 + ids.windows(2).filter(|w| w[0] >> 16 != w[1] >> 16).count();
+            ids.len() < containers * SPARSE_IDS_PER_CONTAINER
+        };
+        if ids.len() <= SMALL_POSTINGS || sparse() {
             self.slots.push(Slot {
                 start: self.small.len() as u32,
                 len: ids.len() as u32,

@@ -22,7 +22,7 @@ use smallvec::SmallVec;
 use super::dense::DenseIds;
 use super::mask::{ids_of_words, page_of_words};
 use super::{Check, Node, Partition, Plan};
-use crate::index::Postings;
+use crate::index::{bitmap_of_bits, Postings};
 use crate::json::walk::Scalar;
 use crate::store::NO_PARENT;
 use crate::text::{fold, words};
@@ -340,12 +340,18 @@ impl<'c> Plan<'c> {
                 let excluded = self.eval(inner, Some(base));
                 Cow::Owned(base - excluded.as_ref())
             }
-            Node::Nested { plan, lift, .. } => {
-                let mut set = plan.execute();
+            Node::Nested {
+                plan, lift, found, ..
+            } => {
+                let elements = match found {
+                    Some(found) => Cow::Borrowed(found.get_or_init(|| plan.execute().into_owned())),
+                    None => plan.execute(),
+                };
+                let mut set = elements;
                 for map in lift {
                     set = Cow::Owned(lift_through(&set, map));
                 }
-                set
+                Cow::Owned(set.into_owned())
             }
         }
     }
@@ -561,9 +567,32 @@ pub(crate) fn lift_through(set: &RoaringBitmap, map: &[u32]) -> RoaringBitmap {
     RoaringBitmap::from_sorted_iter(lifted).unwrap_or_default()
 }
 
-/// The union of posting lists: bitmaps with roaring's multi-way union, short id lists
-/// gathered, sorted and added as one more bitmap.
+/// The union of posting lists. Many short lists (a range over a field of many distinct
+/// numbers, a prefix of many words) are gathered in a bit per record, read back as one
+/// bitmap: roaring's multi-way union merges their thousands of small containers at
+/// several times the cost per id. Otherwise bitmaps go through roaring's union, and short
+/// id lists are gathered, sorted and added as one more bitmap.
 fn union(lists: &[Postings<'_>]) -> RoaringBitmap {
+    let size: u64 = lists.iter().map(Postings::len).sum();
+    if lists.len() >= MIN_GATHERED_LISTS && size <= lists.len() as u64 * MAX_GATHERED_LIST_LEN {
+        let end = lists
+            .iter()
+            .filter_map(|list| match list {
+                Postings::Ids(ids) => ids.last().copied(),
+                Postings::Bitmap(b) => b.max(),
+            })
+            .max()
+            .map_or(0, |last| last as usize + 1);
+        let mut bits = vec![0u64; end.div_ceil(64)];
+        let mut set = |id: u32| bits[id as usize / 64] |= 1 << (id % 64);
+        for list in lists {
+            match list {
+                Postings::Ids(ids) => ids.iter().copied().for_each(&mut set),
+                Postings::Bitmap(b) => b.iter().for_each(&mut set),
+            }
+        }
+        return bitmap_of_bits(&bits);
+    }
     let mut ids: Vec<u32> = Vec::new();
     let mut bitmaps: Vec<&RoaringBitmap> = Vec::new();
     for list in lists {
@@ -583,6 +612,13 @@ fn union(lists: &[Postings<'_>]) -> RoaringBitmap {
         all
     }
 }
+
+/// The fewest posting lists [`union`] gathers in a bit per record.
+const MIN_GATHERED_LISTS: usize = 16;
+
+/// The longest average posting list [`union`] gathers in a bit per record: roaring unions
+/// long lists (bitmap containers) word by word, faster than ids are set one by one.
+const MAX_GATHERED_LIST_LEN: u64 = 1024;
 
 /// How much larger one side of an intersection must be for the other side's ids to be
 /// looked up one by one instead of merging containers.
@@ -755,5 +791,46 @@ impl IdTest<'_> {
                 keep,
             } => (column.get(id as usize) == Some(&value)) == keep,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Many short lists (gathered in a bit per id) and few or long ones (roaring's union)
+    /// give the union of their ids, bitmaps and plain id lists mixed.
+    #[test]
+    fn union_of_many_short_lists_is_the_union_of_their_ids() {
+        let lists: Vec<Vec<u32>> = (0..40u32)
+            .map(|i| (0..50).map(|k| k * 70_001 + i * 13).collect())
+            .collect();
+        let bitmaps: Vec<RoaringBitmap> = lists
+            .iter()
+            .map(|ids| ids.iter().copied().collect())
+            .collect();
+        let expected: RoaringBitmap = lists.iter().flatten().copied().collect();
+        let as_ids: Vec<Postings<'_>> = lists.iter().map(|l| Postings::Ids(l)).collect();
+        let as_bitmaps: Vec<Postings<'_>> = bitmaps.iter().map(Postings::Bitmap).collect();
+        let mixed: Vec<Postings<'_>> = as_ids
+            .iter()
+            .zip(&as_bitmaps)
+            .enumerate()
+            .map(|(i, (a, b))| if i % 2 == 0 { *a } else { *b })
+            .collect();
+        for (lists, what) in [
+            (&as_ids, "ids"),
+            (&as_bitmaps, "bitmaps"),
+            (&mixed, "mixed"),
+        ] {
+            assert!(lists.len() >= MIN_GATHERED_LISTS);
+            assert_eq!(union(lists), expected, "{what}, gathered");
+            assert_eq!(
+                union(&lists[..3]),
+                lists[..3].iter().flat_map(|l| l.iter()).collect(),
+                "{what}, merged"
+            );
+        }
+        assert!(union(&[]).is_empty());
     }
 }

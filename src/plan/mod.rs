@@ -25,6 +25,7 @@ pub use error::{Holds, PlanError, PlanErrorKind};
 pub use exec::Matches;
 
 use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
@@ -59,6 +60,21 @@ pub(crate) struct BoundNested<'c> {
     /// The fields (snake_case, relative to the element) that the nested query's own top
     /// level fixes to one plain value: `currency` in `currency:USD AND market>=100`.
     pub(crate) fixed: Vec<String>,
+    /// The term, as written.
+    pub(crate) span: Span,
+    /// The elements `plan` matches, found once for the plan's matches and its sort.
+    pub(crate) found: Found,
+}
+
+/// The elements a bound nested query matches, found on first use and shared by the
+/// plan's node of that query and its [`BoundNested`].
+pub(crate) type Found = Arc<OnceLock<RoaringBitmap>>;
+
+impl BoundNested<'_> {
+    /// The elements the nested query matches.
+    pub(crate) fn elements(&self) -> &RoaringBitmap {
+        self.found.get_or_init(|| self.plan.execute().into_owned())
+    }
 }
 
 /// What a leaf of the plan stands for, for `explain`.
@@ -129,6 +145,8 @@ pub(crate) enum Node<'c> {
         /// elements' maps, then (from the records' plan) the records'.
         lift: SmallVec<[&'c [u32]; 2]>,
         span: Span,
+        /// For a bound nested query (see [`BoundNested`]), its elements found once.
+        found: Option<Found>,
     },
 }
 
@@ -238,12 +256,16 @@ impl<'c> Plan<'c> {
                         space,
                         plan: *plan,
                         fixed: fixed_fields(inner),
+                        span,
+                        found: Found::default(),
                     });
                 }
             }
         }
+        let mut root = normalize::normalize(root);
+        share_found(&mut root, &bound);
         Ok(Plan {
-            root: normalize::normalize(root),
+            root,
             collection,
             universe,
             query: text,
@@ -450,6 +472,7 @@ impl<'c> Resolver<'c> {
             }),
             lift,
             span: whole,
+            found: None,
         })
     }
 
@@ -691,6 +714,24 @@ impl<'c> Resolver<'c> {
             Label::Term(span, leaf.id, LeafKind::Range),
             leaf.partition(true),
         ))
+    }
+}
+
+/// Gives each node of a bound nested query (outside nested queries' own plans) the
+/// [`Found`] of its [`BoundNested`], found by the term's span.
+fn share_found(node: &mut Node<'_>, bound: &[BoundNested<'_>]) {
+    match node {
+        Node::And(items) | Node::Or(items) => {
+            items.iter_mut().for_each(|item| share_found(item, bound));
+        }
+        Node::Not(inner) => share_found(inner, bound),
+        Node::Verify { candidates, .. } => share_found(candidates, bound),
+        Node::Nested { span, found, .. } => {
+            if let Some(b) = bound.iter().find(|b| b.span == *span) {
+                *found = Some(b.found.clone());
+            }
+        }
+        Node::All | Node::Empty | Node::Sets { .. } => {}
     }
 }
 

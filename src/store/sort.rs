@@ -27,6 +27,10 @@ use crate::text::{natural_key, NaturalKey};
 /// The rank of records without a value: after every other.
 const MISSING: u32 = u32::MAX;
 
+/// At most how many counted elements per record of a result make [`counted_ranks`] walk
+/// the elements rather than look up each record's elements.
+const ELEMENT_WALK_RATIO: u64 = 8;
+
 /// One key of an `order_by`: a field and a direction, and the elements it counts.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct OrderKey {
@@ -304,6 +308,28 @@ fn counted_ranks(
     let elements = &nested.elements;
     let column = elements.sort_columns().column(elements, counted.field);
     let reader = column.reader(descending);
+    if counted.elements.len() <= ids.len() as u64 * ELEMENT_WALK_RATIO {
+        // Few counted elements: walk them (they ascend with their records), each to its
+        // record's slot in `ids`.
+        let mut ranks = vec![MISSING; ids.len()];
+        let mut at = 0;
+        for e in &counted.elements {
+            let record = nested.record_of[e as usize];
+            // Galloping from the last record: the next is usually near.
+            let mut step = 1;
+            while at + step < ids.len() && ids[at + step - 1] < record {
+                step *= 2;
+            }
+            let window = &ids[at..(at + step).min(ids.len())];
+            at += window.partition_point(|&id| id < record);
+            match ids.get(at) {
+                Some(&id) if id == record => ranks[at] = ranks[at].min(reader.key(e)),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        return ranks;
+    }
     let mut from = 0;
     ids.iter()
         .map(|&id| {
