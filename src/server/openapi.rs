@@ -140,22 +140,10 @@ fn catalog_operation(operation: &mut Value, path: &str, catalog: &Catalog) {
         capitalised(operation["operationId"].as_str().unwrap_or_default())
     ));
     operation["tags"] = json!([name]);
-    let Some(parameters) = operation
-        .get_mut("parameters")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    let mut made = Vec::with_capacity(parameters.len());
-    for parameter in parameters.drain(..) {
-        let component = parameter["$ref"]
-            .as_str()
-            .and_then(|r| r.strip_prefix("#/components/parameters/"))
-            .unwrap_or_default()
-            .to_string();
-        match component.as_str() {
-            "catalog" => {}
-            "lang" => made.push(json!({
+    remake_parameters(operation, |component, parameter| {
+        Some(match component {
+            "catalog" => return None,
+            "lang" => json!({
                 "name": "lang",
                 "in": "path",
                 "required": true,
@@ -165,63 +153,46 @@ fn catalog_operation(operation: &mut Value, path: &str, catalog: &Catalog) {
                 ),
                 "schema": {"type": "string", "pattern": either_case(catalog.languages())},
                 "example": catalog.languages().first(),
-            })),
-            "id" => made.push(json!({
+            }),
+            "id" => json!({
                 "name": "id",
                 "in": "path",
                 "required": true,
                 "description": if expansion_id { "The expansion's id." } else { "The card's id." },
                 "schema": {"type": "string"},
                 "example": first_id(id_of),
-            })),
-            "q" => made.push(query_parameter(
-                "q",
-                "#/components/parameters/q",
-                query_example(collection),
-            )),
-            "order_by" => made.push(list_parameter(
+            }),
+            "q" => query_parameter("q", "#/components/parameters/q", query_example(collection)),
+            "order_by" => list_parameter(
                 "order_by",
                 "#/components/parameters/order_by",
                 true,
                 &collection.order_fields(),
                 order_example(collection),
-            )),
-            "select" => made.push(list_parameter(
+            ),
+            "select" => list_parameter(
                 "select",
                 "#/components/parameters/select",
                 false,
                 &top_level_fields(collection),
                 select_example(collection),
-            )),
-            _ => made.push(parameter),
-        }
-    }
-    *parameters = made;
+            ),
+            _ => parameter,
+        })
+    });
 }
 
 /// A `/v2/...` operation for the v2 catalog.
 fn v2_operation(operation: &mut Value, path: &str, catalog: &Catalog, view: &V2View) {
     let records = take_str(operation, "x-cardex-records");
     let cards = records == "cards";
-    let Some(parameters) = operation
-        .get_mut("parameters")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    let mut made = Vec::with_capacity(parameters.len());
-    for parameter in parameters.drain(..) {
-        let component = parameter["$ref"]
-            .as_str()
-            .and_then(|r| r.strip_prefix("#/components/parameters/"))
-            .unwrap_or_default()
-            .to_string();
-        match component.as_str() {
-            "v2_q" => made.push(query_parameter(
+    remake_parameters(operation, |component, parameter| {
+        Some(match component {
+            "v2_q" => query_parameter(
                 "q",
                 "#/components/parameters/v2_q",
                 v2_query_example(catalog, view, cards),
-            )),
+            ),
             "v2_orderBy" => {
                 let fields = v2_order_fields(catalog, view, cards);
                 let example = fields
@@ -229,13 +200,13 @@ fn v2_operation(operation: &mut Value, path: &str, catalog: &Catalog, view: &V2V
                     .find(|f| *f == "number" || *f == "releaseDate")
                     .or(fields.first())
                     .map(|f| format!("-{f},id"));
-                made.push(list_parameter(
+                list_parameter(
                     "orderBy",
                     "#/components/parameters/v2_orderBy",
                     true,
                     &fields.iter().map(String::as_str).collect::<Vec<_>>(),
                     example,
-                ));
+                )
             }
             "v2_select" => {
                 let fields = if cards {
@@ -250,23 +221,44 @@ fn v2_operation(operation: &mut Value, path: &str, catalog: &Catalog, view: &V2V
                     .copied()
                     .collect::<Vec<_>>()
                     .join(",");
-                made.push(list_parameter(
+                list_parameter(
                     "select",
                     "#/components/parameters/v2_select",
                     false,
                     &fields,
                     Some(example).filter(|e| !e.is_empty()),
-                ));
+                )
             }
             _ if parameter["name"] == "id" && path.contains("{id}") => {
                 let mut parameter = parameter;
                 parameter["example"] = json!(v2_first_id(catalog, view, cards));
-                made.push(parameter);
+                parameter
             }
-            _ => made.push(parameter),
-        }
-    }
-    *parameters = made;
+            _ => parameter,
+        })
+    });
+}
+
+/// Replaces each parameter of `operation` by what `make` gives for it, from the name of
+/// its component (`""` for one written inline); `None` drops it.
+fn remake_parameters(operation: &mut Value, mut make: impl FnMut(&str, Value) -> Option<Value>) {
+    let Some(parameters) = operation
+        .get_mut("parameters")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    *parameters = std::mem::take(parameters)
+        .into_iter()
+        .filter_map(|parameter| {
+            let component = parameter["$ref"]
+                .as_str()
+                .and_then(|r| r.strip_prefix("#/components/parameters/"))
+                .unwrap_or_default()
+                .to_string();
+            make(&component, parameter)
+        })
+        .collect();
 }
 
 /// A `q` parameter: the component's description, format `cardex-query`, and an example.
