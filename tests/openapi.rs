@@ -237,6 +237,26 @@ fn the_documented_limits_are_the_servers() {
             .as_str()
             .unwrap()
             .to_string();
+        // camelCase spellings are listed and taken too.
+        assert!(order.contains("rarityCode") && order.contains("rarity_code"));
+        let (status, _) =
+            get(&client, &server.url("/pokemon/v1/cards?order_by=-rarityCode&select=id,rarityCode"), &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        // `q`: at most 2,048 bytes.
+        let q = parameter(&doc, cards, "q").unwrap();
+        assert_eq!(q["schema"]["maxLength"], cardex::query::MAX_QUERY_BYTES);
+        let long = "a".repeat(cardex::query::MAX_QUERY_BYTES + 1);
+        let (status, _) = get(&client, &server.url(&format!("/pokemon/v1/cards?q={long}")), &[]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        // Unique operationIds, and no example without a value.
+        let ids: Vec<&str> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|item| item["get"]["operationId"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), ids.len());
+        assert!(!doc.to_string().contains(r#""example":null"#));
         for refused in ["attacks.text", "variants.prices.market"] {
             assert!(!order.contains(&refused.replace('.', "\\.")), "{refused}");
             let (status, _) =

@@ -16,6 +16,9 @@
 //! `q` is a string of format `cardex-query`: its grammar is not one JSON Schema can say,
 //! so a malformed `q` is the documented 400.
 
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
 use serde_json::{json, Map, Value};
 
 use super::v2::V2View;
@@ -24,10 +27,16 @@ use crate::{Catalog, Collection, Engine};
 /// The template the served document is made from.
 const TEMPLATE: &str = include_str!("openapi.json");
 
+/// The template, parsed once.
+fn template() -> &'static Value {
+    static PARSED: OnceLock<Value> = OnceLock::new();
+    PARSED.get_or_init(|| serde_json::from_str(TEMPLATE).expect("the OpenAPI template is JSON"))
+}
+
 /// The OpenAPI document of a server over `engine`, with accounts (`accounts`) or open,
 /// serving `/v2` over `v2` when it has that catalog.
 pub(super) fn document(engine: &Engine, accounts: bool, v2: Option<(&Catalog, &V2View)>) -> Value {
-    let mut doc: Value = serde_json::from_str(TEMPLATE).expect("the OpenAPI template is JSON");
+    let mut doc = template().clone();
     let template_paths = std::mem::take(&mut doc["paths"])
         .as_object()
         .cloned()
@@ -74,21 +83,60 @@ pub(super) fn document(engine: &Engine, accounts: bool, v2: Option<(&Catalog, &V
             parameters.remove(name);
         }
     }
+    unique_operation_ids(&mut doc);
     if let Some(tags) = doc["tags"].as_array_mut() {
-        let catalogs = engine.catalogs().map(|c| {
-            json!({
-                "name": c.name(),
-                "description": format!(
-                    "The `{}` catalog: {} cards in {} expansions.",
-                    c.name(),
-                    c.cards().len(),
-                    c.expansions().len()
-                ),
-            })
-        });
+        // A catalog named like a tag of the template (`v2`) shares that tag.
+        let taken: BTreeSet<String> = tags
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .collect();
+        let catalogs = engine
+            .catalogs()
+            .filter(|c| !taken.contains(c.name()))
+            .map(|c| {
+                json!({
+                    "name": c.name(),
+                    "description": format!(
+                        "The `{}` catalog: {} cards in {} expansions.",
+                        c.name(),
+                        c.cards().len(),
+                        c.expansions().len()
+                    ),
+                })
+            });
         tags.splice(0..0, catalogs);
     }
     doc
+}
+
+/// Makes every operationId unique: catalogs whose names differ only in punctuation
+/// (`one-piece`, `one_piece`), or a catalog named `v2`, would give two operations one id;
+/// the later ones get `_2`, `_3`, ….
+fn unique_operation_ids(doc: &mut Value) {
+    let mut seen = BTreeSet::new();
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for item in paths.values_mut() {
+        let Some(id) = item["get"]["operationId"].as_str().map(str::to_string) else {
+            continue;
+        };
+        let mut unique = id.clone();
+        let mut n = 1;
+        while !seen.insert(unique.clone()) {
+            n += 1;
+            unique = format!("{id}_{n}");
+        }
+        item["get"]["operationId"] = json!(unique);
+    }
+}
+
+/// Sets `parameter`'s example when there is one (no record to take it from: none).
+fn with_example(mut parameter: Value, example: Option<impl Into<Value>>) -> Value {
+    if let Some(example) = example {
+        parameter["example"] = example.into();
+    }
+    parameter
 }
 
 /// Open mode: no credentials, so no `401`, no `429`, and a `503` only for a timeout.
@@ -143,38 +191,42 @@ fn catalog_operation(operation: &mut Value, path: &str, catalog: &Catalog) {
     remake_parameters(operation, |component, parameter| {
         Some(match component {
             "catalog" => return None,
-            "lang" => json!({
-                "name": "lang",
-                "in": "path",
-                "required": true,
-                "description": format!(
-                    "A language code of `{name}`, case-insensitive: {}.",
-                    listed(catalog.languages())
-                ),
-                "schema": {"type": "string", "pattern": either_case(catalog.languages())},
-                "example": catalog.languages().first(),
-            }),
-            "id" => json!({
-                "name": "id",
-                "in": "path",
-                "required": true,
-                "description": if expansion_id { "The expansion's id." } else { "The card's id." },
-                "schema": {"type": "string"},
-                "example": first_id(id_of),
-            }),
+            "lang" => with_example(
+                json!({
+                    "name": "lang",
+                    "in": "path",
+                    "required": true,
+                    "description": format!(
+                        "A language code of `{name}`, case-insensitive: {}.",
+                        listed(catalog.languages())
+                    ),
+                    "schema": {"type": "string", "pattern": either_case(catalog.languages())},
+                }),
+                catalog.languages().first().cloned(),
+            ),
+            "id" => with_example(
+                json!({
+                    "name": "id",
+                    "in": "path",
+                    "required": true,
+                    "description": if expansion_id { "The expansion's id." } else { "The card's id." },
+                    "schema": {"type": "string"},
+                }),
+                first_id(id_of),
+            ),
             "q" => query_parameter("q", "#/components/parameters/q", query_example(collection)),
             "order_by" => list_parameter(
                 "order_by",
                 "#/components/parameters/order_by",
                 true,
-                &collection.order_fields(),
+                &spellings(&collection.order_fields()),
                 order_example(collection),
             ),
             "select" => list_parameter(
                 "select",
                 "#/components/parameters/select",
                 false,
-                &top_level_fields(collection),
+                &spellings(&top_level_fields(collection)),
                 select_example(collection),
             ),
             _ => parameter,
@@ -230,9 +282,7 @@ fn v2_operation(operation: &mut Value, path: &str, catalog: &Catalog, view: &V2V
                 )
             }
             _ if parameter["name"] == "id" && path.contains("{id}") => {
-                let mut parameter = parameter;
-                parameter["example"] = json!(v2_first_id(catalog, view, cards));
-                parameter
+                with_example(parameter, v2_first_id(catalog, view, cards))
             }
             _ => parameter,
         })
@@ -268,7 +318,11 @@ fn query_parameter(name: &str, component: &str, example: Option<String>) -> Valu
         "in": "query",
         "required": false,
         "description": description(component),
-        "schema": {"type": "string", "format": "cardex-query"},
+        "schema": {
+            "type": "string",
+            "format": "cardex-query",
+            "maxLength": crate::query::MAX_QUERY_BYTES,
+        },
     });
     if let Some(example) = example {
         parameter["example"] = json!(example);
@@ -281,7 +335,7 @@ fn list_parameter(
     name: &str,
     component: &str,
     signed: bool,
-    fields: &[&str],
+    fields: &[impl AsRef<str>],
     example: Option<String>,
 ) -> Value {
     let mut parameter = json!({
@@ -299,19 +353,18 @@ fn list_parameter(
 
 /// The template's description of parameter `component` (`#/components/parameters/x`).
 fn description(component: &str) -> Value {
-    let template: Value = serde_json::from_str(TEMPLATE).unwrap_or_default();
     let name = component.rsplit('/').next().unwrap_or_default();
-    template["components"]["parameters"][name]["description"].clone()
+    template()["components"]["parameters"][name]["description"].clone()
 }
 
 /// The pattern of a comma list of `names` (each maybe after `-`), or of the empty string.
-fn comma_list(names: &[&str], signed: bool) -> String {
+fn comma_list(names: &[impl AsRef<str>], signed: bool) -> String {
     let one = format!(
         "{}(?:{})",
         if signed { "-?" } else { "" },
         names
             .iter()
-            .map(|n| escaped(n))
+            .map(|n| escaped(n.as_ref()))
             .collect::<Vec<_>>()
             .join("|")
     );
@@ -358,6 +411,21 @@ fn either_case(codes: &[String]) -> String {
 fn listed(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
     quoted.join(", ")
+}
+
+/// Each of `fields` as the records spell it and, where it differs, in camelCase (which
+/// the server reads back as the same field).
+fn spellings(fields: &[&str]) -> Vec<String> {
+    let mut out = Vec::with_capacity(fields.len() * 2);
+    for &field in fields {
+        out.push(field.to_string());
+        let camel: Vec<String> = field.split('.').map(crate::naming::camel_case).collect();
+        let camel = camel.join(".");
+        if camel != field && crate::naming::snake_case(&camel) == field {
+            out.push(camel);
+        }
+    }
+    out
 }
 
 /// The top-level fields of `collection`'s records.

@@ -28,7 +28,8 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
 /// Every route of the service, as axum path patterns, with the endpoint it serves
-/// (`None`: no credentials needed). The OpenAPI document lists exactly these paths.
+/// (`None`: no credentials needed). The OpenAPI document has these paths, each catalog
+/// route once per loaded catalog.
 pub const ROUTES: [(&str, Option<Endpoint>); 10] = [
     ("/{catalog}/v1/cards", Some(Endpoint::Cards)),
     ("/{catalog}/v1/{lang}/cards", Some(Endpoint::Cards)),

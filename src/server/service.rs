@@ -203,8 +203,11 @@ impl Service {
             }
         }
         // The `/v2` records are of the engine now, or (after a reload meanwhile) a newer.
-        let v2 = self.v2_view().await.ok().flatten();
-        let (engine, view) = match v2 {
+        // Should rendering them fail (a bug, and `/v2` answers 500), the document is made
+        // without `/v2` and not kept, so that the next request tries again.
+        let v2 = self.v2_view().await;
+        let keep = v2.is_ok();
+        let (engine, view) = match v2.ok().flatten() {
             Some((engine, view)) => (engine, Some(view)),
             None => (engine, None),
         };
@@ -214,8 +217,10 @@ impl Service {
         let doc: Arc<str> = super::openapi::document(&engine, self.metered.is_some(), v2)
             .to_string()
             .into();
-        *self.openapi.write().unwrap_or_else(|e| e.into_inner()) =
-            Some((Arc::downgrade(&engine), doc.clone()));
+        if keep {
+            *self.openapi.write().unwrap_or_else(|e| e.into_inner()) =
+                Some((Arc::downgrade(&engine), doc.clone()));
+        }
         doc
     }
 
