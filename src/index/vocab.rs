@@ -28,7 +28,7 @@ pub const SPARSE_IDS_PER_CONTAINER: usize = 24;
 /// The records holding one term: plain ids (ascending) or a bitmap.
 #[derive(Debug, Clone, Copy)]
 pub enum Postings<'a> {
-    /// A short list of ids, ascending.
+    /// A short or sparse list of ids, ascending.
     Ids(&'a [u32]),
     /// A bitmap.
     Bitmap(&'a RoaringBitmap),

@@ -93,6 +93,21 @@ pub fn revoke_key(state: &str, key: &str) {
     assert!(err.contains("revoked a key of team"), "{err}");
 }
 
+/// The Python named by the environment variable `var`, one with `what` installed; `None`
+/// when it is not set (the test prints a notice and passes), except under `CI=true`, where
+/// its absence fails the test.
+pub fn python(var: &str, what: &str) -> Option<std::ffi::OsString> {
+    let python = std::env::var_os(var);
+    if python.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{var} (a Python with {what}) is not set"
+        );
+        eprintln!("{var} is not set: skipped");
+    }
+    python
+}
+
 /// `--state` for the SQLite file `db`.
 pub fn sqlite(db: &Path) -> String {
     format!("sqlite:{}", db.display())
