@@ -26,10 +26,16 @@ fn value_word() -> impl Strategy<Value = String> {
 /// make it a term).
 /// A word in a group of values (`field:(a OR b)`): also without `:`, `<` and `>`, since a
 /// `field:value` or `field>1` term inside the parentheses makes them a nested query.
+/// Nor `-`, `!` or `^` before a quote (`!"a`), which the parser refuses in a group.
 fn group_word() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9éリ'&*?.,!=+-][a-zA-Z0-9éリ'&*?.,!=+\"\\[\\]{}-]{0,8}"
         .prop_filter("keywords are not words", |w| {
             !["AND", "OR", "NOT", "TO"].contains(&w.as_str())
+        })
+        .prop_filter("a prefix before a quote is refused", |w| {
+            let negated = w.trim_start_matches('-');
+            let rest = negated.strip_prefix(['!', '^']).unwrap_or(negated);
+            !(rest.len() < w.len() && rest.starts_with('"'))
         })
 }
 

@@ -120,6 +120,12 @@ pub enum ParseErrorKind {
         /// `!` or `^`.
         prefix: &'static str,
     },
+    /// `-`, `!` or `^` before a quoted value inside a group of values (`rarity:(!"SR")`):
+    /// they apply to the whole term.
+    PrefixedGroupValue {
+        /// `-`, `!` or `^`.
+        prefix: &'static str,
+    },
     /// A parser state no designed error covers. Every occurrence is a bug: the `parse` fuzz
     /// target fails on it.
     Internal,
@@ -183,6 +189,11 @@ impl fmt::Display for ParseErrorKind {
                 f,
                 "`{prefix}` applies to values, not to a nested query; write it inside the \
                  parentheses, before a term: `attacks:({prefix}name:x)`"
+            ),
+            PrefixedGroupValue { prefix } => write!(
+                f,
+                "`{prefix}` cannot start a value inside a grouped value `field:( )`; write it \
+                 before the field, for the whole group: `{prefix}rarity:(\"a\" OR \"b\")`"
             ),
             Internal => f.write_str("internal parser error; please report this query"),
         }

@@ -67,6 +67,7 @@
 //! | `ExpectedSeparator` | `name:"a"b` |
 //! | `NestedGroup` | `types:((a))` |
 //! | `PrefixedNested` | `!attacks:(name:x)` |
+//! | `PrefixedGroupValue` | `rarity:(!"SR" OR SEC)` |
 //!
 //! ```
 //! let err = cardex::query::parse("name:\"charizard").unwrap_err();

@@ -551,6 +551,18 @@ impl QueryParser {
                 }
                 return Ok((separator(after)?, Test::Group(alternatives)));
             }
+            let unprefixed = term_prefixes(rest);
+            if unprefixed.len() < rest.len() && unprefixed.starts_with('"') {
+                // `-"a"`, `!"a"`: outside a group these are a prefix and a phrase, and
+                // the lookahead that tells a group from a nested query reads them so.
+                let prefix = match rest.as_bytes()[0] {
+                    b'-' => "-",
+                    b'!' => "!",
+                    _ => "^",
+                };
+                let len = rest.len() - unprefixed.len();
+                return fail(rest, len, ParseErrorKind::PrefixedGroupValue { prefix });
+            }
             let (after, value) = self.value(rest, Some(field))?;
             alternatives
                 .last_mut()
@@ -633,9 +645,19 @@ fn holds_field_term(inside: &str) -> bool {
                 continue;
             }
             b if b.is_ascii_whitespace() => {}
-            // A prefix: what follows is read as the start of a token (a phrase, a group,
-            // a term).
-            b'-' | b'!' | b'^' => {}
+            // A term's prefixes, read as the term parser reads them: what follows is the
+            // start of a token (a phrase, a group, a term). More prefix characters after
+            // them make a word (`!!x` is the exact word `!x`).
+            b'-' | b'!' | b'^' => {
+                let token = &inside[i..];
+                let rest = term_prefixes(token);
+                if rest.starts_with(['-', '!', '^']) {
+                    i += token_len(token).max(1);
+                } else {
+                    i += token.len() - rest.len();
+                }
+                continue;
+            }
             _ => {
                 let token = &inside[i..];
                 if let Ok((after, _)) = field_name(token) {
@@ -652,6 +674,13 @@ fn holds_field_term(inside: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// `token` after the prefixes a term can start with: any number of `-`, then one `!` or
+/// `^`.
+fn term_prefixes(token: &str) -> &str {
+    let negated = token.trim_start_matches('-');
+    negated.strip_prefix(['!', '^']).unwrap_or(negated)
 }
 
 /// Wraps two or more items with `make`; a single item stands alone.

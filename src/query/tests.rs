@@ -615,3 +615,38 @@ fn display_near_the_length_limit_can_exceed_it() {
     ));
     crate::fuzzing::check_roundtrip(&near_limit);
 }
+
+#[test]
+fn a_prefixed_quote_in_a_group_is_refused_where_it_would_read_two_ways() {
+    // Outside a group `!"a"` is the exact phrase `a`; inside one it would be a word, and
+    // the lookahead that tells a group from a nested query could not read it both ways.
+    assert_eq!(
+        e("rarity:(!\"SR\" OR SEC)"),
+        "\
+`!` cannot start a value inside a grouped value `field:( )`; write it before the field, for the whole group: `!rarity:(\"a\" OR \"b\")`
+rarity:(!\"SR\" OR SEC)
+        ^"
+    );
+    assert!(matches!(
+        kind("a:(x OR --^\"y\")"),
+        ParseErrorKind::PrefixedGroupValue { prefix: "-" }
+    ));
+    // Prefixes without a quote are still part of a grouped word.
+    assert_eq!(p("a:(-x OR !y OR !!\"z)"), "a:(-x OR !y OR !!\"z)");
+}
+
+#[test]
+fn the_nested_lookahead_reads_prefixes_as_the_term_parser_does() {
+    // Found by the round-trip property test: the lookahead read `!"` as a phrase opening
+    // and skipped past the group's `)` to a later quote, finding the `A<0` behind it.
+    let q = "(a:! OR A:(A:(!!\"))) AND (_:\"é\" AND A<0)";
+    assert_eq!(p(q), q);
+    // `!!x:1` is the exact word `!x:1`, not a term with a field: a group.
+    assert_eq!(p("a:(!!x:1)"), "a:(!!x:1)");
+    // After `-` and one `!` or `^` a quote opens a phrase, and a field term after it
+    // makes a nested query.
+    assert_eq!(
+        p("attacks:(-!\"fire (burst) x:1\" AND damage>=60)"),
+        "attacks:(NOT !\"fire (burst) x:1\" AND damage>=60)"
+    );
+}
