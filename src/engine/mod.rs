@@ -410,9 +410,11 @@ impl Catalog {
         let collection = self.collection(target);
         let select = parse_select(collection, req.select)?;
         let include = parse_include(target, req.include)?;
-        Ok(Item::new(record, |id, out| {
-            render_record(collection, id, select.as_ref(), include, out)
-        }))
+        Ok(Item::new(
+            record,
+            collection.doc(record).len(),
+            |id, out| render_record(collection, id, select.as_ref(), include, out),
+        ))
     }
 
     fn list(
@@ -429,11 +431,17 @@ impl Catalog {
                     parse_include(target, req.include)?,
                 ))
             })?;
+        let records_len = hits
+            .record_ids
+            .iter()
+            .map(|&id| collection.doc(id).len())
+            .sum();
         Ok(Page::new(
             req.page,
             req.page_size,
             hits.total_count,
             hits.record_ids,
+            records_len,
             |id, out| render_record(collection, id, select.as_ref(), include, out),
         ))
     }

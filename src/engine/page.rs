@@ -42,24 +42,24 @@ impl Page {
         page_size: u32,
         total_count: u64,
         ids: Vec<u32>,
-        render: impl Fn(u32, &mut Vec<u8>),
+        records_len: usize,
+        render: impl Fn(u32, &mut String),
     ) -> Page {
-        // The records, about 1 KiB each, and room for the envelope's tail.
-        let mut data = Vec::with_capacity(ids.len() * 1024 + ENVELOPE_HEAD.len() + 96);
+        // The records (`records_len` bytes at most), their commas, and room for the
+        // envelope's tail: one allocation, never grown.
+        let mut data = String::with_capacity(records_len + ids.len() + ENVELOPE_HEAD.len() + 96);
         let mut items = Vec::with_capacity(ids.len());
-        data.extend_from_slice(ENVELOPE_HEAD.as_bytes());
-        data.push(b'[');
+        data.push_str(ENVELOPE_HEAD);
+        data.push('[');
         for (i, &id) in ids.iter().enumerate() {
             if i > 0 {
-                data.push(b',');
+                data.push(',');
             }
             let start = data.len();
             render(id, &mut data);
             items.push(start..data.len());
         }
-        data.push(b']');
-        let data = String::from_utf8(data)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        data.push(']');
         Page {
             data,
             items,
@@ -105,15 +105,18 @@ impl Page {
         &self.data[ENVELOPE_HEAD.len()..]
     }
 
-    /// The envelope's members after `data`, and its closing brace.
-    fn tail(&self) -> String {
-        format!(
+    /// Appends the envelope's members after `data`, and its closing brace.
+    fn push_tail(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        // A String's `write_fmt` cannot fail.
+        let _ = write!(
+            out,
             ",\"page\":{},\"page_size\":{},\"count\":{},\"total_count\":{}}}",
             self.page,
             self.page_size,
             self.count(),
             self.total_count
-        )
+        );
     }
 
     /// Writes the envelope as compact JSON.
@@ -123,23 +126,25 @@ impl Page {
     /// The writer's errors.
     pub fn write_to<W: Write>(&self, mut out: W) -> io::Result<()> {
         out.write_all(self.data.as_bytes())?;
-        out.write_all(self.tail().as_bytes())
+        let mut tail = String::with_capacity(96);
+        self.push_tail(&mut tail);
+        out.write_all(tail.as_bytes())
     }
 
     /// The envelope as a compact JSON string.
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(self.data.len() + 96);
         out.push_str(&self.data);
-        out.push_str(&self.tail());
+        self.push_tail(&mut out);
         out
     }
 
     /// The envelope as a compact JSON string, made from the page's own buffer: the
     /// records are not copied again (what a server sends).
     pub fn into_json(mut self) -> String {
-        let tail = self.tail();
-        self.data.push_str(&tail);
-        self.data
+        let mut data = std::mem::take(&mut self.data);
+        self.push_tail(&mut data);
+        data
     }
 }
 
@@ -198,11 +203,9 @@ pub struct Item {
 }
 
 impl Item {
-    pub(crate) fn new(id: u32, render: impl Fn(u32, &mut Vec<u8>)) -> Item {
-        let mut out = Vec::with_capacity(1024);
-        render(id, &mut out);
-        let json = String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    pub(crate) fn new(id: u32, record_len: usize, render: impl Fn(u32, &mut String)) -> Item {
+        let mut json = String::with_capacity(record_len);
+        render(id, &mut json);
         Item { json, id }
     }
 

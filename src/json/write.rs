@@ -102,12 +102,13 @@ pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
 /// Copies `doc[range]` to `out`, leaving out the members marked in `strips` whose part is
 /// not in `include`. `strips` are sorted by offset; those outside `range` are ignored.
 pub(crate) fn copy_without(
-    doc: &[u8],
+    doc: &str,
     range: std::ops::Range<usize>,
     strips: &[Strip],
     include: Include,
-    out: &mut Vec<u8>,
+    out: &mut String,
 ) {
+    let bytes = doc.as_bytes();
     let mut pos = range.start;
     // Set after leaving out an object's first member: the next kept member must lose its
     // leading comma.
@@ -118,19 +119,19 @@ pub(crate) fn copy_without(
             continue;
         }
         if start > pos {
-            if drop_comma && doc[pos] == b',' {
+            if drop_comma && bytes[pos] == b',' {
                 pos += 1;
             }
             drop_comma = false;
-            out.extend_from_slice(&doc[pos..start]);
+            out.push_str(&doc[pos..start]);
         }
         drop_comma |= strip.first;
         pos = end;
     }
-    if drop_comma && pos < range.end && doc[pos] == b',' {
+    if drop_comma && pos < range.end && bytes[pos] == b',' {
         pos += 1;
     }
-    out.extend_from_slice(&doc[pos..range.end]);
+    out.push_str(&doc[pos..range.end]);
 }
 
 #[cfg(test)]
@@ -146,9 +147,10 @@ mod tests {
 
     fn served(json: &str, include: Include) -> String {
         let (doc, strips) = render(json);
-        let mut out = Vec::new();
+        let doc = String::from_utf8(doc).unwrap();
+        let mut out = String::new();
         copy_without(&doc, 0..doc.len(), &strips, include, &mut out);
-        String::from_utf8(out).unwrap()
+        out
     }
 
     #[test]

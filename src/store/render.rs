@@ -27,24 +27,24 @@ pub(crate) fn render_record(
     id: u32,
     select: Option<&Select>,
     include: Include,
-    out: &mut Vec<u8>,
+    out: &mut String,
 ) {
     let doc = collection.doc(id);
     let strips = collection.strips(id);
     let Some(select) = select else {
-        copy_without(doc.as_bytes(), 0..doc.len(), strips, include, out);
+        copy_without(doc, 0..doc.len(), strips, include, out);
         return;
     };
-    out.push(b'{');
+    out.push('{');
     let mut first = true;
     for (key, range) in members(doc) {
         if select.keeps(&key) {
             if !first {
-                out.push(b',');
+                out.push(',');
             }
             first = false;
-            copy_without(doc.as_bytes(), range, strips, include, out);
+            copy_without(doc, range, strips, include, out);
         }
     }
-    out.push(b'}');
+    out.push('}');
 }
