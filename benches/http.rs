@@ -5,7 +5,9 @@
 //! loopback by keep-alive connections sending `GET /pokemon/v1/cards?q=...&page_size=10`,
 //! next to an axum handler that returns a constant body of the same size, in the same run
 //! and process, and the same search on the Pokémon TCG API v2 surface
-//! (`GET /v2/cards?q=...&pageSize=10`, the key alone). Reports requests/s and latency percentiles; every answer is checked to be
+//! (`GET /v2/cards?q=...&pageSize=10`, the key alone), and the search on a server without
+//! accounts ("open search": no key check, limit or charge). The process runs on the
+//! `cardex` binary's allocator (mimalloc), as `cardex serve` does. Reports requests/s and latency percentiles; every answer is checked to be
 //! a 200 with the expected body length, so a fast error cannot pass.
 //!
 //! ```sh
@@ -24,6 +26,10 @@
 //! client costs as little CPU as possible on the two cores it shares with the server.
 
 use std::sync::Arc;
+
+/// The allocator of the `cardex` binary, whose server this bench runs in-process.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 
 use axum::routing::get;
@@ -36,7 +42,7 @@ use tokio::net::{TcpListener, TcpStream};
 const TEAMS: usize = 2000;
 /// Rounds of each, interleaved: the best of each is compared, so a moment when the
 /// machine is busy with something else does not decide the ratio.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 const SEARCH: &str = "/pokemon/v1/cards?q=supertype:pokemon&page_size=10";
 /// The same search on the Pokémon TCG API v2 surface, with the key alone.
 const V2_SEARCH: &str = "/v2/cards?q=supertype:pokemon&pageSize=10";
@@ -183,6 +189,18 @@ fn main() {
             .expect("the service"),
         );
         let app = router(service.clone(), Duration::from_secs(10));
+        // The same search on a server without accounts: what metering costs.
+        let open_engine =
+            cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).expect("data");
+        let open_app = router(Arc::new(Service::open(open_engine)), Duration::from_secs(10));
+        let open_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let open_addr = open_listener.local_addr().expect("addr");
+        {
+            let config = config.clone();
+            tokio::spawn(async move {
+                serve_connections(open_listener, open_app, &config, std::future::pending()).await
+            });
+        }
         let search_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let search_addr = search_listener.local_addr().expect("addr");
         {
@@ -270,7 +288,7 @@ fn main() {
         drive(&[search_addr], search_requests.clone(), connections, connections * 50, search_len).await;
         drive(&[constant_addr], constant_requests.clone(), connections, connections * 50, search_len).await;
         drive(&[search_addr], v2_requests.clone(), connections, connections * 50, v2_len).await;
-        let mut rates = [Vec::new(), Vec::new(), Vec::new()];
+        let mut rates = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
         for _ in 0..ROUNDS {
             let (took, lat) = drive(&[constant_addr], constant_requests.clone(), connections, total, search_len).await;
             rates[0].push(report("constant", took, lat).0);
@@ -281,12 +299,18 @@ fn main() {
             tokio::time::sleep(Duration::from_millis(1100)).await;
             let (took, lat) = drive(&[search_addr], v2_requests.clone(), connections, total, v2_len).await;
             rates[2].push(report("v2 search", took, lat).0);
+            let (took, lat) = drive(&[open_addr], search_requests.clone(), connections, total, search_len).await;
+            rates[3].push(report("open search", took, lat).0);
             tokio::time::sleep(Duration::from_millis(1100)).await;
         }
         let best = |r: &Vec<f64>| r.iter().cloned().fold(0.0, f64::max);
         println!(
             "search / constant throughput: {:.2} (best rounds)",
             best(&rates[1]) / best(&rates[0])
+        );
+        println!(
+            "search / open search throughput: {:.2} (best rounds; what keys, the limit and charging cost)",
+            best(&rates[1]) / best(&rates[3])
         );
         println!(
             "v2 / v1 search throughput: {:.2} (best rounds; v2 body {v2_len} bytes, v1 {search_len})",
