@@ -14,6 +14,7 @@
 //! cargo bench --bench http
 //! CARDEX_HTTP_REQUESTS=200000 CARDEX_HTTP_CONNECTIONS=64 cargo bench --bench http
 //! CARDEX_HTTP_POSTGRES=0 cargo bench --bench http     # the SQLite mode alone
+//! CARDEX_HTTP_SQLITE=0 cargo bench --bench http       # the PostgreSQL mode alone
 //! ```
 //!
 //! PostgreSQL (when it is installed): two `cardex serve` processes on one database that
@@ -151,6 +152,10 @@ fn main() {
     }
     let total = env_usize("CARDEX_HTTP_REQUESTS", 100_000);
     let connections = env_usize("CARDEX_HTTP_CONNECTIONS", 32);
+    if std::env::var("CARDEX_HTTP_SQLITE").as_deref() == Ok("0") {
+        postgres_mode(total, connections.max(2));
+        return;
+    }
     let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).expect("data");
     let mut accounts = Accounts::default();
     let plan = Plan {
