@@ -315,3 +315,43 @@ fn a_load_reports_its_progress_file_by_file_then_indexing() {
         .iter()
         .all(|p| !p.indexing && p.cards_read <= cards));
 }
+
+/// A record's id from the id column is the `id` of its JSON, plain, non-ASCII or
+/// escaped (an escaped one is read from the JSON), for every record of the bundled data.
+#[test]
+fn record_ids_are_the_ids_of_the_json() {
+    let dir = TempDir::new("ids");
+    base(&dir);
+    dir.write(
+        "c/cards/b.json",
+        r#"[{"id":"q\"uote","expansion_id":"e1"},{"id":"ザé-1","expansion_id":"e1"},{"name":"x","id":"late","expansion_id":"e1"}]"#,
+    );
+    let engine = Engine::open(dir.path()).unwrap();
+    let mut ids: Vec<String> = (0..5)
+        .map(|i| {
+            engine
+                .catalog("c")
+                .unwrap()
+                .cards()
+                .record_id(i)
+                .into_owned()
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["a", "b", "late", "q\"uote", "ザé-1"]);
+
+    let engine = Engine::open(data_dir()).unwrap();
+    for catalog in engine.catalogs() {
+        let name = catalog.name();
+        for collection in [catalog.cards(), catalog.expansions()] {
+            for i in 0..collection.len() as u32 {
+                let json: serde_json::Value = serde_json::from_str(collection.doc(i)).unwrap();
+                assert_eq!(
+                    collection.record_id(i),
+                    json["id"].as_str().unwrap(),
+                    "{name} {i}"
+                );
+            }
+        }
+    }
+}

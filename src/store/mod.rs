@@ -60,6 +60,43 @@ struct DocRef {
     len: u32,
 }
 
+/// A record's `id` as a slice of its JSON: `len` bytes from byte `start` (the id column).
+/// [`IdSpan::NONE`] when the id is not a plain string there (escaped, not a string, or
+/// missing, or too far in): then it is read from the JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IdSpan {
+    start: u16,
+    len: u16,
+}
+
+impl IdSpan {
+    const NONE: IdSpan = IdSpan {
+        start: u16::MAX,
+        len: u16::MAX,
+    };
+
+    /// Where `doc`'s `id` is, as [`Collection::record_id`] reads it.
+    fn of(doc: &str) -> IdSpan {
+        let mut span = IdSpan::NONE;
+        values_at(doc, &["id"], &mut |v| {
+            if let Scalar::Str(Cow::Borrowed(s)) = v {
+                // The id's place in `doc`, kept only when it is that slice of it.
+                let start = (s.as_ptr() as usize).checked_sub(doc.as_ptr() as usize);
+                let is_slice = start.is_some_and(|at| doc.get(at..at + s.len()) == Some(s));
+                if let (true, Some(Ok(start)), Ok(len)) =
+                    (is_slice, start.map(u16::try_from), u16::try_from(s.len()))
+                {
+                    if len < u16::MAX {
+                        span = IdSpan { start, len };
+                    }
+                }
+            }
+            false
+        });
+        span
+    }
+}
+
 /// Records of one kind, in default order, with their index: record id `i` is the `i`-th
 /// record in default order, and its served JSON is [`Collection::doc`].
 ///
@@ -85,6 +122,9 @@ pub struct Collection {
     index: Index,
     all: RoaringBitmap,
     id_field: Option<FieldId>,
+    /// Where each record's `id` is in its JSON: page ids are slices, not parses. Empty
+    /// in a collection of elements.
+    ids: Vec<IdSpan>,
     sort_columns: SortColumns,
     /// Per field, its values as written (not folded), built on the first `^` query.
     literals: Box<[OnceLock<Vocab>]>,
@@ -124,7 +164,15 @@ impl Collection {
         });
         let buffers: Arc<Vec<String>> = Arc::new(batches.into_iter().map(|b| b.text).collect());
         let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
-        let (index, nested) = par::join(|| index::build(&texts), || nested::build(&buffers, &docs));
+        let ((index, ids), nested) = par::join(
+            || {
+                par::join(
+                    || index::build(&texts),
+                    || par::map_slice(&texts, |t| IdSpan::of(t)),
+                )
+            },
+            || nested::build(&buffers, &docs),
+        );
         // Dropped after the index is built, not before: freeing a large block makes glibc
         // raise its mmap threshold, and the builder's buffers would then come from the
         // heap and stay resident (see `par::Pool`).
@@ -138,6 +186,7 @@ impl Collection {
         Collection {
             literals,
             id_field: index.lookup("id"),
+            ids,
             buffers,
             docs,
             strip_starts,
@@ -171,6 +220,7 @@ impl Collection {
         Collection {
             literals,
             id_field: None,
+            ids: Vec::new(),
             buffers,
             docs,
             strip_starts: Vec::new(),
@@ -292,8 +342,22 @@ impl Collection {
         values_at(self.doc(id), path, f);
     }
 
-    /// The record's `id`.
+    /// The record's `id`: a slice of its JSON (a few nanoseconds), owned only when the
+    /// JSON escapes a character of it.
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let cards = engine.catalog("onepiece").unwrap().cards();
+    /// let first = cards.record_id(0);
+    /// assert!(matches!(first, std::borrow::Cow::Borrowed(_)));
+    /// assert!(cards.doc(0).starts_with(&format!(r#"{{"id":"{first}""#)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn record_id(&self, id: u32) -> Cow<'_, str> {
+        if let Some(&span) = self.ids.get(id as usize).filter(|&&s| s != IdSpan::NONE) {
+            let start = usize::from(span.start);
+            return Cow::Borrowed(&self.doc(id)[start..start + usize::from(span.len)]);
+        }
         let mut out = Cow::Borrowed("");
         self.values(id, &["id"], &mut |v| {
             if let Scalar::Str(s) = v {
