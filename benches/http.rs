@@ -6,8 +6,7 @@
 //! next to an axum handler that returns a constant body of the same size, in the same run
 //! and process, and the same search on the Pokémon TCG API v2 surface
 //! (`GET /v2/cards?q=...&pageSize=10`, the key alone), and the search on a server without
-//! accounts ("open search": no key check, limit or charge). The process runs on the
-//! `cardex` binary's allocator (mimalloc), as `cardex serve` does. Reports requests/s and latency percentiles; every answer is checked to be
+//! accounts ("open search": no key check, limit or charge). Reports requests/s and latency percentiles; every answer is checked to be
 //! a 200 with the expected body length, so a fast error cannot pass.
 //!
 //! ```sh
@@ -27,10 +26,6 @@
 //! client costs as little CPU as possible on the two cores it shares with the server.
 
 use std::sync::Arc;
-
-/// The allocator of the `cardex` binary, whose server this bench runs in-process.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 
 use axum::routing::get;
@@ -289,8 +284,9 @@ fn main() {
         println!(
             "{total} requests per round over {connections} keep-alive connections, {TEAMS} teams, body {search_len} bytes; {ROUNDS} rounds each, interleaved"
         );
-        // Warm up both.
+        // Warm up each.
         drive(&[search_addr], search_requests.clone(), connections, connections * 50, search_len).await;
+        drive(&[open_addr], search_requests.clone(), connections, connections * 50, search_len).await;
         drive(&[constant_addr], constant_requests.clone(), connections, connections * 50, search_len).await;
         drive(&[search_addr], v2_requests.clone(), connections, connections * 50, v2_len).await;
         let mut rates = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];

@@ -15,11 +15,6 @@ use std::process::ExitCode;
 
 use cardex::{Engine, Error, ItemRequest, SearchRequest};
 
-/// The binary's allocator: mimalloc, for the server's frees across worker threads (see
-/// `Cargo.toml`). Library users choose their own.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[cfg(feature = "server")]
 #[path = "cli/logging.rs"]
 mod logging;

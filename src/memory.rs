@@ -23,7 +23,7 @@ pub(crate) fn release_free_memory() {
     // works on the allocator's own state under the allocator's locks, so it may run beside
     // any other thread's malloc and free, as they may beside each other; and it frees no
     // block in use, only pages of free chunks and heap tops. Rust's global allocator on
-    // this target is the system allocator, glibc's malloc, unless an embedder installs
+    // this target is the system allocator, glibc's malloc, unless the program installs
     // another, in which case glibc's arenas simply hold little to give back.
     unsafe {
         malloc_trim(0);

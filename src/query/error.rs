@@ -125,6 +125,8 @@ pub enum ParseErrorKind {
     PrefixedGroupValue {
         /// `-`, `!` or `^`.
         prefix: &'static str,
+        /// The field of the grouped value.
+        field: String,
     },
     /// A parser state no designed error covers. Every occurrence is a bug: the `parse` fuzz
     /// target fails on it.
@@ -190,10 +192,11 @@ impl fmt::Display for ParseErrorKind {
                 "`{prefix}` applies to values, not to a nested query; write it inside the \
                  parentheses, before a term: `attacks:({prefix}name:x)`"
             ),
-            PrefixedGroupValue { prefix } => write!(
+            PrefixedGroupValue { prefix, field } => write!(
                 f,
-                "`{prefix}` cannot start a value inside a grouped value `field:( )`; write it \
-                 before the field, for the whole group: `{prefix}rarity:(\"a\" OR \"b\")`"
+                "`{prefix}` cannot start a value inside `{field}:( )`: it applies to a whole \
+                 term; write the value as a term of its own (`{prefix}{field}:\"...\"`), or \
+                 `{prefix}` before `{field}:( )` for the whole group"
             ),
             Internal => f.write_str("internal parser error; please report this query"),
         }

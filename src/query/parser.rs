@@ -561,7 +561,12 @@ impl QueryParser {
                     _ => "^",
                 };
                 let len = rest.len() - unprefixed.len();
-                return fail(rest, len, ParseErrorKind::PrefixedGroupValue { prefix });
+                let field = field.to_string();
+                return fail(
+                    rest,
+                    len,
+                    ParseErrorKind::PrefixedGroupValue { prefix, field },
+                );
             }
             let (after, value) = self.value(rest, Some(field))?;
             alternatives

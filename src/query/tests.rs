@@ -623,13 +623,13 @@ fn a_prefixed_quote_in_a_group_is_refused_where_it_would_read_two_ways() {
     assert_eq!(
         e("rarity:(!\"SR\" OR SEC)"),
         "\
-`!` cannot start a value inside a grouped value `field:( )`; write it before the field, for the whole group: `!rarity:(\"a\" OR \"b\")`
+`!` cannot start a value inside `rarity:( )`: it applies to a whole term; write the value as a term of its own (`!rarity:\"...\"`), or `!` before `rarity:( )` for the whole group
 rarity:(!\"SR\" OR SEC)
         ^"
     );
     assert!(matches!(
         kind("a:(x OR --^\"y\")"),
-        ParseErrorKind::PrefixedGroupValue { prefix: "-" }
+        ParseErrorKind::PrefixedGroupValue { prefix: "-", .. }
     ));
     // Prefixes without a quote are still part of a grouped word.
     assert_eq!(p("a:(-x OR !y OR !!\"z)"), "a:(-x OR !y OR !!\"z)");

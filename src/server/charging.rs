@@ -131,7 +131,7 @@ impl Charging {
         &self,
         checked: Checked,
         team: usize,
-        id: &str,
+        id: &Arc<str>,
         credits: u64,
     ) -> Result<(), NotCharged> {
         match (&*self.state, &self.shared) {
@@ -140,7 +140,7 @@ impl Charging {
                     return Ok(());
                 }
                 match &self.writer {
-                    Some(writer) => writer.charge(id, credits).await,
+                    Some(writer) => writer.charge(id.clone(), credits).await,
                     None => state.charge(id, credits),
                 }
                 .map_err(NotCharged::Unavailable)

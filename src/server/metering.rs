@@ -134,7 +134,7 @@ async fn metered(
     };
     match m
         .charging
-        .after(checked, team, &roster.teams[team].id, credits)
+        .after(checked, team, &roster.ids[team], credits)
         .await
     {
         Ok(()) => (response, credits),

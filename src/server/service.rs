@@ -32,6 +32,8 @@ pub(super) struct Metered {
 /// numbers the teams it knew as before and the new ones after them.
 pub(super) struct Roster {
     pub teams: Vec<Team>,
+    /// The teams' ids, shared with the charges queued for them (no copy per request).
+    pub ids: Vec<Arc<str>>,
     pub keys: KeyRing,
     pub costs: accounts::CreditCosts,
 }
@@ -64,6 +66,11 @@ impl Roster {
         }
         Roster {
             keys: KeyRing::new(&accounts),
+            ids: accounts
+                .teams
+                .iter()
+                .map(|t| Arc::from(t.id.as_str()))
+                .collect(),
             teams: accounts.teams,
             costs: accounts.credit_costs,
         }

@@ -122,8 +122,8 @@ pub struct Collection {
     index: Index,
     all: RoaringBitmap,
     id_field: Option<FieldId>,
-    /// Where each record's `id` is in its JSON: page ids are slices, not parses. Empty
-    /// in a collection of elements.
+    /// Where each record's `id` is in its JSON: [`Collection::record_id`] is a slice, not
+    /// a walk of the JSON. Empty in a collection of elements.
     ids: Vec<IdSpan>,
     sort_columns: SortColumns,
     /// Per field, its values as written (not folded), built on the first `^` query.
@@ -459,6 +459,7 @@ impl Collection {
         self.docs.capacity() * std::mem::size_of::<DocRef>()
             + self.strips.capacity() * std::mem::size_of::<Strip>()
             + self.strip_starts.capacity() * 4
+            + self.ids.capacity() * std::mem::size_of::<IdSpan>()
             + self.index.heap_bytes()
             + self.all.serialized_size()
             + self.nested.iter().map(Nested::heap_bytes).sum::<usize>()

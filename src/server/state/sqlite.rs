@@ -774,7 +774,7 @@ struct Queued {
 
 #[derive(Debug)]
 struct QueuedCharge {
-    team: String,
+    team: std::sync::Arc<str>,
     credits: u64,
     /// The commit's outcome (why it failed, if it did).
     done: tokio::sync::oneshot::Sender<Result<(), String>>,
@@ -802,12 +802,16 @@ impl ChargeWriter {
     }
 
     /// Charges `credits` to `team`; returns once the charge is committed.
-    pub(crate) async fn charge(&self, team: &str, credits: u64) -> Result<(), StateError> {
+    pub(crate) async fn charge(
+        &self,
+        team: std::sync::Arc<str>,
+        credits: u64,
+    ) -> Result<(), StateError> {
         let (done, outcome) = tokio::sync::oneshot::channel();
         let lead = {
             let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
             queue.charges.push(QueuedCharge {
-                team: team.to_string(),
+                team,
                 credits,
                 done,
             });
@@ -880,21 +884,21 @@ impl ChargeWriter {
 
 /// One transaction with every charge of `group`, added up per team, and with `fold`
 /// every appended charge folded into `credits_used`; the rows appended.
-fn commit_group(
-    db: &mut Connection,
-    group: &[QueuedCharge],
-    fold: bool,
-) -> rusqlite::Result<usize> {
+fn commit_group(db: &Connection, group: &[QueuedCharge], fold: bool) -> rusqlite::Result<usize> {
     let mut per_team: Vec<(&str, u64)> = Vec::new();
     for charge in group {
-        match per_team.iter_mut().find(|(t, _)| *t == charge.team) {
+        match per_team.iter_mut().find(|(t, _)| *t == &*charge.team) {
             Some((_, total)) => *total += charge.credits,
-            None => per_team.push((&charge.team, charge.credits)),
+            None => per_team.push((&*charge.team, charge.credits)),
         }
     }
     let appended = per_team.len();
     // `BEGIN` and `COMMIT` as cached statements: a group commits thousands of times a
-    // second, and `Transaction` would parse both each time.
+    // second, and `Transaction` would parse both each time. A transaction left open (a
+    // group that panicked, or whose rollback failed) is rolled back first.
+    if !db.is_autocommit() {
+        db.execute_batch("ROLLBACK")?;
+    }
     db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     let written = (|| {
         let mut append =
@@ -910,7 +914,12 @@ fn commit_group(
     if let Err(e) = written {
         // Nothing of the group stays: its requests are answered 503, uncharged.
         if !db.is_autocommit() {
-            let _ = db.execute_batch("ROLLBACK");
+            if let Err(rollback) = db.execute_batch("ROLLBACK") {
+                tracing::warn!(
+                    event = "state_error",
+                    "rolling back a failed charge group: {rollback}; the next group rolls back first"
+                );
+            }
         }
         return Err(e);
     }
@@ -1064,6 +1073,41 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A group that fails partway leaves nothing, and the next group commits; so does a
+    /// group after a transaction was left open (a group that panicked).
+    #[test]
+    fn a_failed_charge_group_leaves_nothing_and_the_next_commits() {
+        let dir = scratch("failed-group");
+        let path = dir.join("state.db");
+        let state = SqliteState::open(&path).unwrap();
+        let db = Connection::open(&path).unwrap();
+        db.execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON charges WHEN NEW.team = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+        )
+        .unwrap();
+        let group = |teams: &[&str]| -> Vec<QueuedCharge> {
+            teams
+                .iter()
+                .map(|team| QueuedCharge {
+                    team: (*team).into(),
+                    credits: 1,
+                    done: tokio::sync::oneshot::channel().0,
+                })
+                .collect()
+        };
+        assert!(commit_group(&db, &group(&["acme", "bad"]), false).is_err());
+        assert!(db.is_autocommit());
+        assert_eq!(state.used("acme").unwrap(), 0);
+        commit_group(&db, &group(&["acme"]), false).unwrap();
+        db.execute_batch("BEGIN; INSERT INTO charges (team, credits) VALUES ('acme', 100);")
+            .unwrap();
+        commit_group(&db, &group(&["acme"]), true).unwrap();
+        assert_eq!(state.used("acme").unwrap(), 2);
+        drop((db, state));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn grouped_charges_count_before_and_after_they_are_folded() {
         let dir = scratch("grouped");
@@ -1074,7 +1118,7 @@ mod tests {
             .map(|i| {
                 let writer = writer.clone();
                 let team = ["acme", "globex", "initech"][i % 3];
-                tokio::spawn(async move { writer.charge(team, 1).await })
+                tokio::spawn(async move { writer.charge(team.into(), 1).await })
             })
             .collect();
         for charge in charges {
@@ -1096,12 +1140,12 @@ mod tests {
         // Past FOLD_EVERY_ROWS appended rows, a group folds them all.
         let mut most = 0;
         for charged in 1..=FOLD_EVERY_ROWS {
-            writer.charge("globex", 1).await.unwrap();
+            writer.charge("globex".into(), 1).await.unwrap();
             most = most.max(appended());
             if appended() == 0 {
                 assert!(most >= FOLD_EVERY_ROWS as i64, "{most}");
                 writer
-                    .charge("globex", 7 + (FOLD_EVERY_ROWS - charged) as u64)
+                    .charge("globex".into(), 7 + (FOLD_EVERY_ROWS - charged) as u64)
                     .await
                     .unwrap();
                 break;
