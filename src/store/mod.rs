@@ -75,26 +75,33 @@ impl IdSpan {
         len: u16::MAX,
     };
 
-    /// Where `doc`'s `id` is, as [`Collection::record_id`] reads it.
+    /// Where `doc`'s `id` ([`id_in`]) is, when it is a slice of `doc`.
     fn of(doc: &str) -> IdSpan {
-        let mut span = IdSpan::NONE;
-        values_at(doc, &["id"], &mut |v| {
-            if let Scalar::Str(Cow::Borrowed(s)) = v {
-                // The id's place in `doc`, kept only when it is that slice of it.
-                let start = (s.as_ptr() as usize).checked_sub(doc.as_ptr() as usize);
-                let is_slice = start.is_some_and(|at| doc.get(at..at + s.len()) == Some(s));
-                if let (true, Some(Ok(start)), Ok(len)) =
-                    (is_slice, start.map(u16::try_from), u16::try_from(s.len()))
-                {
-                    if len < u16::MAX {
-                        span = IdSpan { start, len };
-                    }
-                }
+        let Cow::Borrowed(id) = id_in(doc) else {
+            return IdSpan::NONE;
+        };
+        // An empty id (or none) is read from the JSON; so is one not in `doc` itself.
+        let start = (id.as_ptr() as usize).checked_sub(doc.as_ptr() as usize);
+        let in_doc = start.is_some_and(|at| doc.get(at..at + id.len()) == Some(id));
+        match (start.map(u16::try_from), u16::try_from(id.len())) {
+            (Some(Ok(start)), Ok(len)) if in_doc && len > 0 && len < u16::MAX => {
+                IdSpan { start, len }
             }
-            false
-        });
-        span
+            _ => IdSpan::NONE,
+        }
     }
+}
+
+/// The first string at `id` in `doc` (empty when there is none): a record's id.
+fn id_in(doc: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed("");
+    values_at(doc, &["id"], &mut |v| {
+        if let Scalar::Str(s) = v {
+            out = s;
+        }
+        false
+    });
+    out
 }
 
 /// Records of one kind, in default order, with their index: record id `i` is the `i`-th
@@ -358,14 +365,7 @@ impl Collection {
             let start = usize::from(span.start);
             return Cow::Borrowed(&self.doc(id)[start..start + usize::from(span.len)]);
         }
-        let mut out = Cow::Borrowed("");
-        self.values(id, &["id"], &mut |v| {
-            if let Scalar::Str(s) = v {
-                out = s;
-            }
-            false
-        });
-        out
+        id_in(self.doc(id))
     }
 
     /// The record whose `id` is `wanted`: an exact match, else the only record whose id
