@@ -211,7 +211,7 @@ impl Charging {
     pub(crate) async fn tick(&self) {
         match (&*self.state, &self.shared) {
             (State::Sqlite(_), _) => {
-                // Off the request workers: the fold takes every charge since the last one.
+                // Off the request workers: a checkpoint copies the log into the database file.
                 let state = self.state.clone();
                 let checkpointed = tokio::task::spawn_blocking(move || match &*state {
                     State::Sqlite(state) => state.checkpoint(),
