@@ -3,6 +3,8 @@
 //!   (resolve, normalise, order), execute — and the count (`Catalog::count`), for the
 //!   query classes: one keyword term, `printings:X AND rarity_code:Y`, an OR of
 //!   three, a NOT, a numeric range, a text word, a phrase, a wildcard, language-scoped.
+//! - `parse_plan/<class>/<dataset>`: the fixed cost before executing — parse, plan and
+//!   `order_by` checked (`Catalog::check`) — for the same classes.
 //! - `first_page/<variant>/<dataset>`: a whole search answer — the above plus the first
 //!   page of 100 cards written as the JSON envelope into a buffer (plain, with
 //!   `include=prices,pop_reports`, and with `select`).
@@ -97,6 +99,16 @@ fn bench_catalog(
                 assert_eq!(n, expected);
                 n
             })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("parse_plan");
+    for &(class, q, lang) in mix {
+        let req = request(q, lang);
+        catalog.check(&req).expect("the query plans");
+        group.bench_with_input(BenchmarkId::new(class, dataset), &req, |b, req| {
+            b.iter(|| catalog.check(black_box(req)).expect("plans"))
         });
     }
     group.finish();

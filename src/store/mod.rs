@@ -362,8 +362,13 @@ impl Collection {
     /// ```
     pub fn record_id(&self, id: u32) -> Cow<'_, str> {
         if let Some(&span) = self.ids.get(id as usize).filter(|&&s| s != IdSpan::NONE) {
-            let start = usize::from(span.start);
-            return Cow::Borrowed(&self.doc(id)[start..start + usize::from(span.len)]);
+            // Sliced from the buffer, not from the record's text: only the id's bytes are
+            // read (the span lies inside the record, checked when it was made).
+            let doc = self.docs[id as usize];
+            let start = doc.start as usize + usize::from(span.start);
+            return Cow::Borrowed(
+                &self.buffers[doc.buffer as usize][start..start + usize::from(span.len)],
+            );
         }
         id_in(self.doc(id))
     }

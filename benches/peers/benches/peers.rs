@@ -1,17 +1,20 @@
 //! cardex side by side with what an engineer would otherwise embed: SQLite in
-//! memory, tantivy, and a scan over deserialised structs, each loaded from the same
-//! generated snapshot (`cardex::generate`, seed 7) and asked the same query mix. An answer
-//! is the total count plus the ranks of the first 100 cards in default order; see
-//! `benches/peers/src/` for how each peer is built and queried.
+//! memory, tantivy, and a scan over structs deserialised with serde, each loaded from the
+//! same generated snapshot (`cardex::generate`, seed 7) and asked the same query mix. An
+//! answer is the total count plus the ids of the first 100 cards in default order, as
+//! strings, produced inside the timed call by every engine; see `benches/peers/src/` for how
+//! each peer is built and queried.
 //!
 //! What's measured: `peers/<class>/<size>`, one function per engine (`cardex`, `tantivy`
 //! with its documented collectors, `tantivy-tuned` with the count and first-page fast paths
 //! an expert would write for this workload, `sqlite`, `scan`). Before the timings, every engine's answer to every class is checked
 //! against the scan's; inside each timed iteration the answer is asserted equal to it
-//! again, so a fast wrong answer cannot pass. Each engine is loaded `CARDEX_LOAD_RUNS`
-//! times (3 by default) at each size and the median printed with every run's time
-//! (`load <engine> <size>: median ...`); resident memory is measured one engine per
-//! process by `examples/peer_footprint.rs`.
+//! again, so a fast wrong answer cannot pass. Each engine is loaded from the snapshot's
+//! files `CARDEX_LOAD_RUNS` times (3 by default) at each size and the median printed with
+//! every run's time (`load <engine> <size>: median ...`): cardex opening the snapshot;
+//! the serde scan reading it into structs; SQLite and tantivy reading it the same way (with
+//! each card's JSON, which they store) and then building their tables and indexes.
+//! Resident memory is measured one engine per process by `examples/peer_footprint.rs`.
 //!
 //! Run: `cargo bench -p cardex-peers --bench peers` (10k, 100k and 1M cards; the 1M snapshot, 1.1 GiB, is
 //! generated under `target/bench-data/` on first use). `CARDEX_PEER_SIZES=10000,100000`
@@ -77,11 +80,14 @@ fn peers(c: &mut Criterion) {
             cardex::Engine::open(&dir).expect("open")
         });
         let catalog = engine.catalog("tcg").expect("the generated catalog");
-        let cards = timed("serde-structs", &size, runs, || read_cards(&dir, "tcg"));
-        let sqlite = timed("sqlite", &size, runs, || Sqlite::new(&cards));
-        let tantivy = timed("tantivy", &size, runs, || Tantivy::new(&cards));
+        let scan = timed("serde-scan", &size, runs, || Scan::load(&dir, "tcg"));
+        let sqlite = timed("sqlite", &size, runs, || {
+            Sqlite::new(&read_cards(&dir, "tcg"))
+        });
+        let tantivy = timed("tantivy", &size, runs, || {
+            Tantivy::new(&read_cards(&dir, "tcg"))
+        });
         eprintln!("tantivy {size}: {} segment(s)", tantivy.segments());
-        let scan = Scan::new(cards);
 
         let expected: Vec<Answer> = Class::ALL.iter().map(|&k| scan.answer(k)).collect();
         for (&class, want) in Class::ALL.iter().zip(&expected) {

@@ -41,7 +41,7 @@ fn main() {
         "cardex" => Box::new(cardex::Engine::open(&dir).expect("open")),
         "tantivy" => Box::new(Tantivy::new(&read_cards(&dir, "tcg"))),
         "sqlite" => Box::new(Sqlite::new(&read_cards(&dir, "tcg"))),
-        "scan" => Box::new(Scan::new(read_cards(&dir, "tcg"))),
+        "scan" => Box::new(Scan::load(&dir, "tcg")),
         "serde" => Box::new(
             record_files(&dir)
                 .iter()

@@ -1,14 +1,14 @@
 //! The peers of the `peers` bench: what an engineer would embed for card search
 //! instead of cardex — SQLite in memory ([`sqlite`]), tantivy ([`tantivy_peer`]) and a scan
-//! over deserialised structs ([`scan`]) — each loaded from the same snapshot and asked the
-//! same questions: the total count and the first 100 cards in default order.
+//! over structs deserialised with serde ([`scan`]) — each loaded from the same snapshot and
+//! asked the same questions: the total count and the ids of the first 100 cards in default
+//! order, as strings, copied out of each engine's own storage into an [`Answer`].
 //!
 //! Every engine gets the same analysis at ingest: values folded with `cardex::query::fold`,
 //! text split into words with `cardex::query::words` (the contract's matching rules, which
 //! the peers' own analysers do not implement: accents, CJK word boundaries). The default
 //! order is computed here, independently of cardex, from the records themselves, and given
 //! to each peer as a `rank` column, the way a service would store a precomputed sort key.
-//! An answer is a count and ranks, so answers compare across engines.
 #![allow(dead_code)]
 
 pub mod prices;
@@ -16,23 +16,26 @@ pub mod scan;
 pub mod sqlite;
 pub mod tantivy_peer;
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
-/// cardex's answer: `Catalog::hits`, the count and the first page of record ids (which are
-/// default-order positions).
+/// cardex's answer: `Catalog::hits`, the count and the first page's card ids, read from
+/// the catalog's id column.
 pub fn cardex_answer(catalog: &cardex::Catalog, class: Class) -> Answer {
     let (q, lang) = class.cardex_request();
     let mut req = cardex::SearchRequest::new(q);
     req.lang = lang;
     let hits = catalog.hits(&req).expect("cardex answers");
-    Answer {
-        total: hits.total_count,
-        first: hits.record_ids,
+    let mut answer = Answer::new(hits.total_count);
+    for id in hits.ids(catalog.cards()) {
+        answer.ids.push(&id);
     }
+    answer
 }
 
 /// How many ids an answer lists: one page of the service.
@@ -142,14 +145,72 @@ pub mod values {
     pub const EN: &str = "en";
 }
 
-/// An answer: every match counted, and the ranks (default-order positions) of the first
-/// [`PAGE`] in default order.
+/// An answer: every match counted, and the ids of the first [`PAGE`] cards in default
+/// order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Answer {
     /// Every match.
     pub total: u64,
-    /// The first page, ascending ranks.
-    pub first: Vec<u32>,
+    /// The first page's card ids.
+    pub ids: Ids,
+}
+
+impl Answer {
+    /// An answer of `total` matches, with room for a page of ids.
+    pub fn new(total: u64) -> Answer {
+        Answer {
+            total,
+            ids: Ids::with_capacity(PAGE),
+        }
+    }
+}
+
+/// A page of card ids as strings, in one buffer (two allocations a page, whichever engine
+/// fills it).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Ids {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Ids {
+    /// Room for `n` ids of typical length.
+    pub fn with_capacity(n: usize) -> Ids {
+        Ids {
+            text: String::with_capacity(n * 16),
+            ends: Vec::with_capacity(n),
+        }
+    }
+
+    /// Appends `id`.
+    pub fn push(&mut self, id: &str) {
+        self.text.push_str(id);
+        self.ends.push(self.text.len() as u32);
+    }
+
+    /// How many ids.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The ids, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.text[start as usize..end as usize])
+    }
+}
+
+impl std::fmt::Debug for Ids {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 /// One card as the peers index it: folded keyword values, folded words, the number, and the
@@ -184,10 +245,6 @@ fn fold(s: &str) -> String {
 
 fn words(s: &str) -> Vec<String> {
     cardex::query::words(&fold(s)).map(str::to_string).collect()
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
 }
 
 /// Natural order of two folded strings, written here apart from cardex's: runs of digits
@@ -246,72 +303,111 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Reads the cards of `catalog` in the snapshot `dir` with serde_json (in parallel over
-/// files), in default order.
+/// A card as the snapshot has it, the fields the peers index (serde borrows the strings
+/// from the file's bytes where they have no escapes).
+#[derive(Deserialize)]
+struct SnapshotCard<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    expansion_id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    printings: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow, default)]
+    variants: Option<Vec<SnapshotVariant<'a>>>,
+    #[serde(borrow, default)]
+    rarity_code: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    language_code: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    hp: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    attacks: Option<Vec<SnapshotAttack<'a>>>,
+    #[serde(borrow, default)]
+    number: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct SnapshotVariant<'a> {
+    #[serde(borrow, default)]
+    printings: Option<Vec<Cow<'a, str>>>,
+}
+
+#[derive(Deserialize)]
+struct SnapshotAttack<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct SnapshotExpansion<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    release_date: Option<Cow<'a, str>>,
+}
+
+impl SnapshotCard<'_> {
+    /// The card as the peers index it (rank 0 until sorted), with `json` as its JSON.
+    fn analysed(self, json: String) -> (Card, Option<String>) {
+        let expansion_id = fold(&self.expansion_id);
+        let mut printings: Vec<String> = match &self.printings {
+            Some(own) => own.iter().map(|p| fold(p)).collect(),
+            None => vec![expansion_id.clone()],
+        };
+        for variant in self.variants.iter().flatten() {
+            printings.extend(variant.printings.iter().flatten().map(|p| fold(p)));
+        }
+        printings.push(expansion_id.clone());
+        let mut seen = std::collections::HashSet::new();
+        printings.retain(|p| seen.insert(p.clone()));
+        let card = Card {
+            rank: 0,
+            id: self.id.into_owned(),
+            expansion_id,
+            printings,
+            rarity_code: self.rarity_code.as_deref().map(fold),
+            language_code: self.language_code.as_deref().map(fold),
+            hp: self.hp.as_deref().and_then(|h| h.parse().ok()),
+            name: self.name.as_deref().map(words).unwrap_or_default(),
+            attacks: self
+                .attacks
+                .iter()
+                .flatten()
+                .filter_map(|a| a.name.as_deref().map(words))
+                .collect(),
+            json,
+        };
+        (card, self.number.as_deref().map(fold))
+    }
+}
+
+/// Reads the cards of `catalog` in the snapshot `dir` with serde_json into typed structs
+/// (in parallel over files, with rayon), in default order, each with its JSON as the file
+/// has it, to serve it: the file is read as a list of raw JSON values, and each is
+/// deserialised from its own text.
 pub fn read_cards(dir: &Path, catalog: &str) -> Vec<Card> {
     let root = dir.join(catalog);
     let mut dates = std::collections::HashMap::new();
     for file in json_files(&root.join("expansions")) {
-        let records: Vec<Value> =
-            serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("expansions");
+        let bytes = std::fs::read(&file).expect("read");
+        let records: Vec<SnapshotExpansion> = serde_json::from_slice(&bytes).expect("expansions");
         for e in records {
-            let id = fold(str_of(&e, "id").expect("expansion id"));
-            dates.insert(id, str_of(&e, "release_date").map(str::to_string));
+            dates.insert(fold(&e.id), e.release_date.map(Cow::into_owned));
         }
     }
     let mut cards: Vec<(Card, Option<String>, Option<String>)> = json_files(&root.join("cards"))
         .par_iter()
         .flat_map_iter(|file| {
-            let text = std::fs::read(file).expect("read");
-            let records: Vec<Value> = serde_json::from_slice(&text).expect("cards");
+            let bytes = std::fs::read(file).expect("read");
+            let records: Vec<&RawValue> = serde_json::from_slice(&bytes).expect("cards");
             records
                 .into_iter()
-                .map(|v| {
-                    let expansion_id = fold(str_of(&v, "expansion_id").expect("expansion_id"));
-                    let mut printings: Vec<String> = match v.get("printings") {
-                        Some(Value::Array(a)) => {
-                            a.iter().filter_map(Value::as_str).map(fold).collect()
-                        }
-                        _ => vec![expansion_id.clone()],
-                    };
-                    for variant in v
-                        .get("variants")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        for p in variant
-                            .get("printings")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                        {
-                            printings.extend(p.as_str().map(fold));
-                        }
-                    }
-                    printings.push(expansion_id.clone());
-                    let mut seen = std::collections::HashSet::new();
-                    printings.retain(|p| seen.insert(p.clone()));
-                    let attacks = v
-                        .get("attacks")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|a| str_of(a, "name").map(words))
-                        .collect();
-                    let card = Card {
-                        rank: 0,
-                        id: str_of(&v, "id").expect("id").to_string(),
-                        expansion_id,
-                        printings,
-                        rarity_code: str_of(&v, "rarity_code").map(fold),
-                        language_code: str_of(&v, "language_code").map(fold),
-                        hp: str_of(&v, "hp").and_then(|h| h.parse().ok()),
-                        name: str_of(&v, "name").map(words).unwrap_or_default(),
-                        attacks,
-                        json: serde_json::to_string(&v).expect("serialise"),
-                    };
-                    let number = str_of(&v, "number").map(fold);
+                .map(|raw| {
+                    let card: SnapshotCard = serde_json::from_str(raw.get()).expect("a card");
+                    let (card, number) = card.analysed(raw.get().to_string());
                     (card, number, None)
                 })
                 .collect::<Vec<_>>()

@@ -15,6 +15,8 @@ use super::{Answer, Card, PAGE};
 pub struct PriceRow {
     /// The card's default-order rank.
     pub card: u32,
+    /// The card's id.
+    pub id: String,
     /// `raw` or `graded`.
     pub kind: String,
     /// Raw prices: `nm`, `lp`, ...
@@ -49,6 +51,7 @@ pub fn price_rows(cards: &[Card]) -> Vec<PriceRow> {
             {
                 rows.push(PriceRow {
                     card: card.rank,
+                    id: card.id.clone(),
                     kind: fold(price, "type").unwrap_or_default(),
                     condition: fold(price, "condition"),
                     currency: fold(price, "currency"),
@@ -100,25 +103,26 @@ impl PriceQuestion {
     /// The answer by a scan over the rows: the reference.
     pub fn scan(&self, rows: &[PriceRow]) -> Answer {
         // Per matching card, its largest matching price; rows come in card order.
-        let mut best: Vec<(u32, f64)> = Vec::new();
+        let mut best: Vec<(u32, f64, &str)> = Vec::new();
         for row in rows.iter().filter(|r| self.admits(r)) {
             let m = row.market.expect("admitted");
             match best.last_mut() {
-                Some((card, top)) if *card == row.card => *top = top.max(m),
-                _ => best.push((row.card, m)),
+                Some((card, top, _)) if *card == row.card => *top = top.max(m),
+                _ => best.push((row.card, m, &row.id)),
             }
         }
         if self.by_price {
             best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         }
-        Answer {
-            total: best.len() as u64,
-            first: best.iter().take(PAGE).map(|b| b.0).collect(),
+        let mut answer = Answer::new(best.len() as u64);
+        for (_, _, id) in best.iter().take(PAGE) {
+            answer.ids.push(id);
         }
+        answer
     }
 }
 
-/// cardex's answer to a price question: the count and the first page's record ids.
+/// cardex's answer to a price question: the count and the first page's card ids.
 pub fn cardex_price_answer(catalog: &cardex::Catalog, question: PriceQuestion) -> Answer {
     let (q, order_by) = question.cardex_request();
     let mut req = cardex::SearchRequest::new(&q);
@@ -126,10 +130,11 @@ pub fn cardex_price_answer(catalog: &cardex::Catalog, question: PriceQuestion) -
         req = req.order_by(order_by);
     }
     let hits = catalog.hits(&req).expect("cardex answers");
-    Answer {
-        total: hits.total_count,
-        first: hits.record_ids,
+    let mut answer = Answer::new(hits.total_count);
+    for id in hits.ids(catalog.cards()) {
+        answer.ids.push(&id);
     }
+    answer
 }
 
 /// SQLite with a `cards` table and a `prices` table joined to it.
@@ -199,18 +204,18 @@ impl SqlitePrices {
         }
     }
 
-    /// Counts the matching cards and lists the first page: in default order, or by the
-    /// largest matching price.
+    /// Counts the matching cards and lists the first page's ids: in default order, or by
+    /// the largest matching price.
     pub fn answer(&self, question: PriceQuestion) -> Answer {
         let from = SqlitePrices::filter(question);
         let count_sql = format!("SELECT count(DISTINCT c.rank) {from}");
         let page_sql = if question.by_price {
             format!(
-                "SELECT c.rank {from} GROUP BY c.rank ORDER BY max(p.market) DESC, c.rank \
+                "SELECT c.id {from} GROUP BY c.rank ORDER BY max(p.market) DESC, c.rank \
                  LIMIT {PAGE}"
             )
         } else {
-            format!("SELECT DISTINCT c.rank {from} ORDER BY c.rank LIMIT {PAGE}")
+            format!("SELECT c.id {from} GROUP BY c.rank ORDER BY c.rank LIMIT {PAGE}")
         };
         let args = params![question.condition, question.min_market, question.currency];
         let total: i64 = self
@@ -219,18 +224,15 @@ impl SqlitePrices {
             .expect("prepare count")
             .query_row(args, |r| r.get(0))
             .expect("count");
-        let first = self
-            .conn
-            .prepare_cached(&page_sql)
-            .expect("prepare page")
-            .query_map(args, |r| r.get::<_, u32>(0))
-            .expect("page")
-            .map(|r| r.expect("rank"))
-            .collect();
-        Answer {
-            total: total as u64,
-            first,
+        let mut answer = Answer::new(total as u64);
+        let mut page = self.conn.prepare_cached(&page_sql).expect("prepare page");
+        let mut rows = page.query(args).expect("page");
+        while let Some(row) = rows.next().expect("a row") {
+            answer
+                .ids
+                .push(row.get_ref(0).and_then(|v| Ok(v.as_str()?)).expect("an id"));
         }
+        answer
     }
 
     /// The plan SQLite chose for the question's page.

@@ -1,7 +1,10 @@
-//! The simplest peer: the cards as deserialised structs in a `Vec`, in default order, and
-//! a predicate run over every one of them.
+//! The simplest peer: the cards deserialised with serde into typed structs (in parallel
+//! over files, with rayon) in a `Vec`, in default order, each with its JSON to serve it
+//! (as every engine here keeps), and a predicate run over every one of them.
 
-use super::{values as v, Answer, Card, Class, PAGE};
+use std::path::Path;
+
+use super::{read_cards, values as v, Answer, Card, Class, PAGE};
 
 /// The scan peer.
 pub struct Scan {
@@ -18,6 +21,11 @@ impl Scan {
     /// Holds `cards` (in default order).
     pub fn new(cards: Vec<Card>) -> Scan {
         Scan { cards }
+    }
+
+    /// Reads the cards of `catalog` in the snapshot `dir`.
+    pub fn load(dir: &Path, catalog: &str) -> Scan {
+        Scan::new(read_cards(dir, catalog))
     }
 
     /// The cards.
@@ -46,12 +54,12 @@ impl Scan {
             }
             Class::LanguageAll => &|c| is(&c.language_code, v::EN),
         };
-        let mut answer = Answer::default();
+        let mut answer = Answer::new(0);
         for card in &self.cards {
             if matches(card) {
                 answer.total += 1;
-                if answer.first.len() < PAGE {
-                    answer.first.push(card.rank);
+                if answer.ids.len() < PAGE {
+                    answer.ids.push(&card.id);
                 }
             }
         }

@@ -3,7 +3,8 @@
 //! is free), a `printings` table, B-tree indexes on every searched column, FTS5 for the
 //! text fields (names contentless, rowid = rank; one row per attack), bulk inserts in one
 //! transaction with the indexes created afterwards, and prepared statements from the
-//! statement cache. Each answer is two statements: `count(*)` and the first page.
+//! statement cache. Each answer is two statements: `count(*)` and the first page's ids
+//! (read as `&str` from the row, then copied into the answer).
 
 use rusqlite::{params_from_iter, Connection, ToSql};
 
@@ -137,7 +138,7 @@ impl Sqlite {
         }
     }
 
-    /// Counts the matches of `class` and lists the first page.
+    /// Counts the matches of `class` and lists the first page's ids.
     pub fn answer(&self, class: Class) -> Answer {
         let (from, params) = Sqlite::sql(class);
         // The rank: the rowid of `cards` and `name_fts`; the `card` column of `attack_fts`,
@@ -145,31 +146,36 @@ impl Sqlite {
         let (count_sql, page_sql) = match class {
             Class::TextWord | Class::Wildcard => (
                 format!("SELECT count(*) {from}"),
-                format!("SELECT rowid {from} ORDER BY rowid LIMIT {PAGE}"),
+                format!(
+                    "SELECT c.id FROM cards c WHERE c.rank IN (SELECT rowid {from}) \
+                     ORDER BY c.rank LIMIT {PAGE}"
+                ),
             ),
             Class::Phrase => (
                 format!("SELECT count(DISTINCT card) {from}"),
-                format!("SELECT DISTINCT card {from} ORDER BY card LIMIT {PAGE}"),
+                format!(
+                    "SELECT c.id FROM cards c WHERE c.rank IN (SELECT card {from}) \
+                     ORDER BY c.rank LIMIT {PAGE}"
+                ),
             ),
             _ => (
                 format!("SELECT count(*) {from}"),
-                format!("SELECT rank {from} ORDER BY rank LIMIT {PAGE}"),
+                format!("SELECT id {from} ORDER BY rank LIMIT {PAGE}"),
             ),
         };
         let mut count = self.conn.prepare_cached(&count_sql).expect("prepare count");
         let total: i64 = count
             .query_row(params_from_iter(params.iter()), |r| r.get(0))
             .expect("count");
+        let mut answer = Answer::new(total as u64);
         let mut page = self.conn.prepare_cached(&page_sql).expect("prepare page");
-        let first = page
-            .query_map(params_from_iter(params.iter()), |r| r.get::<_, u32>(0))
-            .expect("page")
-            .map(|r| r.expect("rank"))
-            .collect();
-        Answer {
-            total: total as u64,
-            first,
+        let mut rows = page.query(params_from_iter(params.iter())).expect("page");
+        while let Some(row) = rows.next().expect("a row") {
+            answer
+                .ids
+                .push(row.get_ref(0).and_then(|v| Ok(v.as_str()?)).expect("an id"));
         }
+        answer
     }
 
     /// The query plan SQLite chose for `class`'s page (for the notes in BENCHMARKS.md).
