@@ -58,6 +58,11 @@ pub enum Matches<'c> {
     /// values of a single-valued keyword field, a range of a single-valued number), not
     /// built: its size is the sum of theirs, and a page merges their first ids.
     Blocks(SmallVec<[Postings<'c>; 4]>),
+    /// The records in both of two posting bitmaps (an AND of two terms, a term in a
+    /// language scope), not built: counted container by container (the third field), and
+    /// a page found by looking the smaller one's ids up in the larger, when few lookups
+    /// find it (see [`MAX_PROBED`]).
+    Pair(&'c RoaringBitmap, &'c RoaringBitmap, u64),
 }
 
 impl<'c> Matches<'c> {
@@ -70,6 +75,7 @@ impl<'c> Matches<'c> {
             Matches::Dense(dense) => dense.len(),
             Matches::Ids(ids) => ids.len() as u64,
             Matches::Blocks(blocks) => blocks.iter().map(Postings::len).sum(),
+            Matches::Pair(_, _, len) => *len,
         }
     }
 
@@ -92,6 +98,7 @@ impl<'c> Matches<'c> {
                 Cow::Owned(RoaringBitmap::from_sorted_iter(ids).unwrap_or_default())
             }
             Matches::Blocks(blocks) => Cow::Owned(union(&blocks)),
+            Matches::Pair(a, b, _) => Cow::Owned(intersect(a, b)),
         }
     }
 
@@ -112,6 +119,26 @@ impl<'c> Matches<'c> {
             Matches::Ids(ids) => {
                 let start = usize::try_from(offset).unwrap_or(usize::MAX).min(ids.len());
                 ids[start..].iter().take(limit).copied().collect()
+            }
+            Matches::Pair(a, b, len) => {
+                let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+                let wanted = (offset.saturating_add(limit as u64)).min(len);
+                // The lookups expected before the last id wanted, at the pair's density
+                // in the smaller bitmap.
+                let probes = wanted.saturating_mul(small.len()) / len.max(1);
+                if offset >= len || limit == 0 {
+                    Vec::new()
+                } else if probes <= MAX_PROBED {
+                    let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+                    small
+                        .iter()
+                        .filter(|&id| large.contains(id))
+                        .skip(skip)
+                        .take(limit)
+                        .collect()
+                } else {
+                    page_of(&intersect(a, b), offset, limit)
+                }
             }
             other => page_of(&other.into_set(), offset, limit),
         }
@@ -189,7 +216,10 @@ impl<'c> Plan<'c> {
             unbuilt
         } else if let Node::And(items) = &self.root {
             // `unbuilt` has already found that this AND is not scanned.
-            Matches::Set(self.and_of_sets(items, None))
+            match bitmap_pair(items) {
+                Some((a, b)) => Matches::Pair(a, b, a.intersection_len(b)),
+                None => Matches::Set(self.and_of_sets(items, None)),
+            }
         } else {
             Matches::Set(self.execute())
         }
@@ -636,6 +666,31 @@ pub(crate) fn intersect(a: &RoaringBitmap, b: &RoaringBitmap) -> RoaringBitmap {
     } else {
         small & large
     }
+}
+
+/// The most ids of the smaller bitmap that a page of a [`Matches::Pair`] looks up in the
+/// larger one (expected, at the pair's density); a sparser pair is intersected first.
+const MAX_PROBED: u64 = 8192;
+
+/// The two bitmaps of an AND of exactly two plain terms held as bitmaps of comparable
+/// sizes. When one is much smaller, [`Plan::and_of_sets`] is faster: it tests the smaller
+/// one's ids against a value column or looks them up (see [`intersect`]).
+pub(super) fn bitmap_pair<'c>(
+    items: &[Node<'c>],
+) -> Option<(&'c RoaringBitmap, &'c RoaringBitmap)> {
+    let bitmap = |node: &Node<'c>| match node {
+        Node::Sets { sets, .. } if sets.len() == 1 => match sets[0] {
+            Postings::Bitmap(b) => Some(b),
+            Postings::Ids(_) => None,
+        },
+        _ => None,
+    };
+    let [a, b] = items else {
+        return None;
+    };
+    let (a, b) = (bitmap(a)?, bitmap(b)?);
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    (small.len().saturating_mul(LOOKUP_RATIO) > large.len()).then_some((a, b))
 }
 
 /// The most ids [`Plan::scan_and`] walks one by one; larger ANDs go through bitmaps.

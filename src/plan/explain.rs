@@ -40,8 +40,9 @@ impl<'c> Plan<'c> {
     /// When the answer does not go through the sets of the tree, a last line says how it is
     /// found instead: a single term whose records are consecutive ids is a run, and an AND
     /// with a short run or list among its terms tests that one's ids against the others,
-    /// and a union of posting lists (a wildcard's words) is counted in a mask of bits over
-    /// its span (see [`Plan::matches`]).
+    /// a union of posting lists (a wildcard's words) is counted in a mask of bits over
+    /// its span, and an AND of two terms held as bitmaps is counted without building their
+    /// intersection (see [`Plan::matches`]).
     pub fn explain(&self) -> String {
         let mut out = String::new();
         self.write_node(&mut out, &self.root, 0)
@@ -64,7 +65,15 @@ impl<'c> Plan<'c> {
                 dense.words(),
                 dense.len()
             )),
-            _ => None,
+            _ => match &self.root {
+                Node::And(items) => super::exec::bitmap_pair(items).map(|(a, b)| {
+                    format!(
+                        "pair: two bitmaps counted and paged without building their intersection  {} match",
+                        a.intersection_len(b)
+                    )
+                }),
+                _ => None,
+            },
         };
         if let Some(line) = skipped {
             out.push_str(&line);

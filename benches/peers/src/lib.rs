@@ -30,12 +30,7 @@ pub fn cardex_answer(catalog: &cardex::Catalog, class: Class) -> Answer {
     let (q, lang) = class.cardex_request();
     let mut req = cardex::SearchRequest::new(q);
     req.lang = lang;
-    let hits = catalog.hits(&req).expect("cardex answers");
-    let mut answer = Answer::new(hits.total_count);
-    for id in hits.ids(catalog.cards()) {
-        answer.ids.push(&id);
-    }
-    answer
+    Answer::of_hits(catalog, &catalog.hits(&req).expect("cardex answers"))
 }
 
 /// How many ids an answer lists: one page of the service.
@@ -162,6 +157,28 @@ impl Answer {
             total,
             ids: Ids::with_capacity(PAGE),
         }
+    }
+
+    /// cardex's card search `hits` on `catalog` as an answer, the ids read from the
+    /// catalog's id column.
+    pub fn of_hits(catalog: &cardex::Catalog, hits: &cardex::Hits) -> Answer {
+        let mut answer = Answer::new(hits.total_count);
+        for id in hits.ids(catalog.cards()) {
+            answer.ids.push(&id);
+        }
+        answer
+    }
+
+    /// An answer of `total` matches whose ids are the first column of `rows` (SQLite's),
+    /// each read as `&str` from its row.
+    pub fn of_rows(total: u64, mut rows: rusqlite::Rows<'_>) -> Answer {
+        let mut answer = Answer::new(total);
+        while let Some(row) = rows.next().expect("a row") {
+            answer
+                .ids
+                .push(row.get_ref(0).and_then(|v| Ok(v.as_str()?)).expect("an id"));
+        }
+        answer
     }
 }
 

@@ -129,12 +129,7 @@ pub fn cardex_price_answer(catalog: &cardex::Catalog, question: PriceQuestion) -
     if let Some(order_by) = order_by {
         req = req.order_by(order_by);
     }
-    let hits = catalog.hits(&req).expect("cardex answers");
-    let mut answer = Answer::new(hits.total_count);
-    for id in hits.ids(catalog.cards()) {
-        answer.ids.push(&id);
-    }
-    answer
+    Answer::of_hits(catalog, &catalog.hits(&req).expect("cardex answers"))
 }
 
 /// SQLite with a `cards` table and a `prices` table joined to it.
@@ -224,15 +219,8 @@ impl SqlitePrices {
             .expect("prepare count")
             .query_row(args, |r| r.get(0))
             .expect("count");
-        let mut answer = Answer::new(total as u64);
         let mut page = self.conn.prepare_cached(&page_sql).expect("prepare page");
-        let mut rows = page.query(args).expect("page");
-        while let Some(row) = rows.next().expect("a row") {
-            answer
-                .ids
-                .push(row.get_ref(0).and_then(|v| Ok(v.as_str()?)).expect("an id"));
-        }
-        answer
+        Answer::of_rows(total as u64, page.query(args).expect("page"))
     }
 
     /// The plan SQLite chose for the question's page.
