@@ -394,9 +394,9 @@ impl Catalog {
     }
 
     /// Checks a card search without running it: the paging, the language, `q` parsed and
-    /// planned against the catalog's schema, and `order_by`; the same errors as
-    /// [`Catalog::search`] would give, in the same order (what a client checking a saved
-    /// search wants, and the fixed cost every search pays before it executes).
+    /// planned against the catalog's schema, `order_by`, `select` and `include`; the same
+    /// errors as [`Catalog::search`] would give, in the same order (what a client checking a
+    /// saved search wants, and the fixed cost every search pays before it executes).
     ///
     /// # Errors
     ///
@@ -407,15 +407,14 @@ impl Catalog {
     /// let onepiece = engine.catalog("onepiece").unwrap();
     /// assert!(onepiece.check(&cardex::SearchRequest::new("rarity_code:SR -power<5000")).is_ok());
     /// assert!(onepiece.check(&cardex::SearchRequest::new("rarity_kode:SR")).is_err());
+    /// assert!(onepiece.check(&cardex::SearchRequest::new("").select("nmae")).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn check(&self, req: &SearchRequest<'_>) -> Result<()> {
-        req.validate_paging(MAX_PAGE_SIZE)?;
-        let universe = self.universe(Target::Cards, req.lang)?;
-        let query = query::parse(req.q)?;
-        let mut order = parse_order(&self.cards, req.order_by)?;
-        let plan = Plan::new(&query, req.q, &self.cards, universe, req.lang, None)?;
-        bind_order(&self.cards, &plan, &mut order, req.order_by.unwrap_or(""))?;
+        self.planned(Target::Cards, req, None, MAX_PAGE_SIZE, |collection| {
+            parse_select(collection, req.select)?;
+            parse_include(Target::Cards, req.include)
+        })?;
         Ok(())
     }
 
@@ -484,14 +483,9 @@ impl Catalog {
         max_page_size: u32,
         parameters: impl FnOnce(&Collection) -> Result<T>,
     ) -> Result<(Hits, T)> {
-        req.validate_paging(max_page_size)?;
+        let (plan, order, checked) =
+            self.planned(target, req, within, max_page_size, parameters)?;
         let collection = self.collection(target);
-        let universe = self.universe(target, req.lang)?;
-        let query = query::parse(req.q)?;
-        let mut order = parse_order(collection, req.order_by)?;
-        let checked = parameters(collection)?;
-        let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
-        bind_order(collection, &plan, &mut order, req.order_by.unwrap_or(""))?;
         let matches = plan.matches();
         let total_count = matches.len();
         let offset = u64::from(req.page - 1) * u64::from(req.page_size);
@@ -507,6 +501,28 @@ impl Catalog {
             record_ids,
         };
         Ok((hits, checked))
+    }
+
+    /// A list request checked and planned, not run: its plan, its `order_by` bound to the
+    /// plan, and what `parameters` made of the request's other parameters (see
+    /// [`Catalog::matches`] for the order of the checks).
+    fn planned<'p, T>(
+        &'p self,
+        target: Target,
+        req: &SearchRequest<'p>,
+        within: Option<Postings<'p>>,
+        max_page_size: u32,
+        parameters: impl FnOnce(&Collection) -> Result<T>,
+    ) -> Result<(Plan<'p>, Vec<OrderKey>, T)> {
+        req.validate_paging(max_page_size)?;
+        let collection = self.collection(target);
+        let universe = self.universe(target, req.lang)?;
+        let query = query::parse(req.q)?;
+        let mut order = parse_order(collection, req.order_by)?;
+        let checked = parameters(collection)?;
+        let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
+        bind_order(collection, &plan, &mut order, req.order_by.unwrap_or(""))?;
+        Ok((plan, order, checked))
     }
 }
 

@@ -214,14 +214,22 @@ impl<'c> Plan<'c> {
     pub fn matches(&self) -> Matches<'c> {
         if let Some(unbuilt) = self.unbuilt() {
             unbuilt
+        } else if let Some((a, b)) = self.pair() {
+            Matches::Pair(a, b, a.intersection_len(b))
         } else if let Node::And(items) = &self.root {
             // `unbuilt` has already found that this AND is not scanned.
-            match bitmap_pair(items) {
-                Some((a, b)) => Matches::Pair(a, b, a.intersection_len(b)),
-                None => Matches::Set(self.and_of_sets(items, None)),
-            }
+            Matches::Set(self.and_of_sets(items, None))
         } else {
             Matches::Set(self.execute())
+        }
+    }
+
+    /// The two bitmaps of a [`Matches::Pair`], when the plan is an AND of two terms held
+    /// as bitmaps of comparable sizes.
+    pub(super) fn pair(&self) -> Option<(&'c RoaringBitmap, &'c RoaringBitmap)> {
+        match &self.root {
+            Node::And(items) => bitmap_pair(items),
+            _ => None,
         }
     }
 
@@ -675,9 +683,7 @@ const MAX_PROBED: u64 = 8192;
 /// The two bitmaps of an AND of exactly two plain terms held as bitmaps of comparable
 /// sizes. When one is much smaller, [`Plan::and_of_sets`] is faster: it tests the smaller
 /// one's ids against a value column or looks them up (see [`intersect`]).
-pub(super) fn bitmap_pair<'c>(
-    items: &[Node<'c>],
-) -> Option<(&'c RoaringBitmap, &'c RoaringBitmap)> {
+fn bitmap_pair<'c>(items: &[Node<'c>]) -> Option<(&'c RoaringBitmap, &'c RoaringBitmap)> {
     let bitmap = |node: &Node<'c>| match node {
         Node::Sets { sets, .. } if sets.len() == 1 => match sets[0] {
             Postings::Bitmap(b) => Some(b),

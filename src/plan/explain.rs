@@ -65,15 +65,12 @@ impl<'c> Plan<'c> {
                 dense.words(),
                 dense.len()
             )),
-            _ => match &self.root {
-                Node::And(items) => super::exec::bitmap_pair(items).map(|(a, b)| {
-                    format!(
-                        "pair: two bitmaps counted and paged without building their intersection  {} match",
-                        a.intersection_len(b)
-                    )
-                }),
-                _ => None,
-            },
+            _ => self.pair().map(|(a, b)| {
+                format!(
+                    "pair: two bitmaps counted and paged without building their intersection  {} match",
+                    a.intersection_len(b)
+                )
+            }),
         };
         if let Some(line) = skipped {
             out.push_str(&line);
