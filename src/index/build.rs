@@ -28,6 +28,8 @@ use crate::naming::{field_kind, FieldKind};
 use crate::par;
 use crate::text::{fold_into, numeric_string, word_spans};
 
+pub(crate) mod joint;
+
 /// Text values of at most this many words have their consecutive word pairs indexed
 /// ([`super::Field::pairs`]); longer ones are marked in [`super::Field::long_values`].
 pub(crate) const MAX_PAIRED_WORDS: usize = 6;
@@ -46,6 +48,7 @@ const SKIPPED: u32 = u32::MAX;
 const MAX_CHUNK_LEN: usize = 1 << 16;
 
 /// Builds the index of `docs` (compact JSON records; record `i` gets id `i`).
+#[cfg(test)]
 pub(crate) fn build(docs: &[&str]) -> Index {
     build_at(docs, "", &[])
 }
@@ -69,7 +72,7 @@ pub(crate) fn build_at(docs: &[&str], at: &str, skip: &[&str]) -> Index {
             len: chunk.len() as u32,
             walked: walked.take(),
             record_ends: Vec::with_capacity(chunk.len()),
-            at,
+            at: Cow::Borrowed(at),
             skip,
             ..ChunkBuilder::default()
         };
@@ -226,7 +229,7 @@ impl PartialField<'_> {
 struct ChunkBuilder<'a> {
     /// The path of the records from the top, and the paths not indexed (see
     /// [`build_at`]).
-    at: &'a str,
+    at: Cow<'a, str>,
     skip: &'a [&'a str],
     fields: Vec<PartialField<'a>>,
     stack: Vec<u32>,
@@ -263,6 +266,13 @@ impl<'a> ChunkBuilder<'a> {
 
     fn current(&self) -> usize {
         *self.stack.last().unwrap_or(&0) as usize
+    }
+
+    /// Indexes nothing more under the member being walked (until it is left).
+    fn skip_current(&mut self) {
+        if let Some(top) = self.stack.last_mut() {
+            *top = SKIPPED;
+        }
     }
 
     /// Whether the walk is under a path that is not indexed.
@@ -659,7 +669,7 @@ fn short_decimal(text: &str) -> Option<f64> {
 }
 
 /// A walked chunk: its ids grouped by slot, and its fields.
-struct Chunk {
+pub(crate) struct Chunk {
     /// Its first record: `ids` count from it.
     base: u32,
     /// Record ids minus `base`, grouped by slot: half the memory of whole ids, and this is
@@ -716,8 +726,23 @@ fn by_number(a: &u64, b: &u64) -> Ordering {
     f64::from_bits(*a).total_cmp(&f64::from_bits(*b))
 }
 
-/// Unites the chunks' fields, field by field.
-fn merge(chunks: Vec<Chunk>) -> Index {
+impl Chunk {
+    /// Moves the chunk's ids up by `by` (its records were numbered from 0 in a part of a
+    /// larger collection).
+    pub(crate) fn rebase(&mut self, by: u32) {
+        self.base += by;
+    }
+
+    /// Drops the fields whose path `drop` picks (never the root, field 0).
+    pub(crate) fn drop_fields(&mut self, drop: impl Fn(&str) -> bool) {
+        let mut first = true;
+        self.fields
+            .retain(|f| std::mem::take(&mut first) || !drop(&f.path));
+    }
+}
+
+/// Unites the chunks' fields, field by field; the chunks are ordered ranges of ids.
+pub(crate) fn merge(chunks: Vec<Chunk>) -> Index {
     let mut ids = Vec::with_capacity(chunks.len());
     let mut by_path: BTreeMap<Box<str>, Vec<(usize, ChunkField)>> = BTreeMap::new();
     for (c, chunk) in chunks.into_iter().enumerate() {

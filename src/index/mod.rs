@@ -22,7 +22,10 @@ mod slots;
 mod vocab;
 
 pub use crate::naming::FieldKind;
-pub(crate) use build::{build, build_at};
+#[cfg(test)]
+pub(crate) use build::build;
+pub(crate) use build::joint::{build_with_elements, ElementScan, Walked};
+pub(crate) use build::{build_at, merge, Chunk};
 pub(crate) use vocab::{bitmap_of_bits, VocabBuilder};
 pub use vocab::{NumVocab, Postings, Vocab};
 

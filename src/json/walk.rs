@@ -32,6 +32,15 @@ pub(crate) trait Visit<'a> {
     fn scalar(&mut self, value: Scalar<'a>);
     /// An object at the current path.
     fn object(&mut self) {}
+    /// An object that is an element of an array begins at byte `start` of the record
+    /// (reported before its [`Self::object`]).
+    fn element_open(&mut self, start: usize) {
+        let _ = start;
+    }
+    /// The element last opened ends: `end` is the byte after its `}`.
+    fn element_close(&mut self, end: usize) {
+        let _ = end;
+    }
     /// Before a key is read: `text` is what follows its opening quote. A visitor that
     /// expects a key here and finds that `text` starts with it and a closing quote enters
     /// that member, as [`Self::enter`] would, and returns the key's length; the walker then
@@ -212,7 +221,13 @@ fn walk_value<'a>(c: &mut Cursor<'a>, visit: &mut impl Visit<'a>) {
             }
             loop {
                 let before = c.i;
-                walk_value(c, visit);
+                if c.peek() == Some(b'{') {
+                    visit.element_open(c.i);
+                    walk_value(c, visit);
+                    visit.element_close(c.i);
+                } else {
+                    walk_value(c, visit);
+                }
                 if c.i == before || !c.eat(b',') {
                     c.eat(b']');
                     return;

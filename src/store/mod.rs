@@ -171,14 +171,9 @@ impl Collection {
         });
         let buffers: Arc<Vec<String>> = Arc::new(batches.into_iter().map(|b| b.text).collect());
         let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
-        let ((index, ids), nested) = par::join(
-            || {
-                par::join(
-                    || index::build(&texts),
-                    || par::map_slice(&texts, |t| IdSpan::of(t)),
-                )
-            },
-            || nested::build(&buffers, &docs),
+        let ((index, nested), ids) = par::join(
+            || nested::build(&buffers, &docs, &texts),
+            || par::map_slice(&texts, |t| IdSpan::of(t)),
         );
         // Dropped after the index is built, not before: freeing a large block makes glibc
         // raise its mmap threshold, and the builder's buffers would then come from the
@@ -219,6 +214,16 @@ impl Collection {
         let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
         let index = index::build_at(&texts, &format!("{path}."), inner);
         drop(texts);
+        Collection::of_indexed_elements(buffers, docs, index)
+    }
+
+    /// The elements `docs` (slices of `buffers`) of an array of objects as a collection of
+    /// their own, with their index.
+    fn of_indexed_elements(
+        buffers: Arc<Vec<String>>,
+        docs: Vec<DocRef>,
+        index: Index,
+    ) -> Collection {
         let mut all = RoaringBitmap::new();
         all.insert_range(0..docs.len() as u32);
         let literals = (0..index.fields().count())

@@ -7,17 +7,15 @@
 
 use std::sync::Arc;
 
-use super::{doc_text, Collection, DocRef};
+use super::{Collection, DocRef};
 use crate::fxhash::{FxHashMap, FxHashSet};
-use crate::json::elements::{elements, ElementVisit};
+use crate::index::{self, Chunk, ElementScan, Index, Walked};
+use crate::json::elements::ElementVisit;
 use crate::par;
 
 /// The parent of an element that no element of the enclosing path holds (that path is a
 /// plain object in this record).
 pub(crate) const NO_PARENT: u32 = u32::MAX;
-
-/// Records per chunk of the parallel scan.
-const CHUNK: usize = 4096;
 
 /// The elements of one array-of-objects path.
 #[derive(Debug)]
@@ -76,8 +74,9 @@ struct Found {
 }
 
 /// The scan of one chunk of records: elements by local path number.
-#[derive(Default)]
-struct ChunkScan {
+struct ChunkScan<'d> {
+    /// Every record's place in the buffers, by record id.
+    docs: &'d [DocRef],
     /// The paths where an object that is not an array element was met.
     plain: FxHashSet<Box<str>>,
     paths: FxHashMap<Box<str>, u32>,
@@ -88,7 +87,29 @@ struct ChunkScan {
     record: u32,
 }
 
-impl ElementVisit for ChunkScan {
+impl<'d> ChunkScan<'d> {
+    fn new(docs: &'d [DocRef]) -> Self {
+        ChunkScan {
+            docs,
+            plain: FxHashSet::default(),
+            paths: FxHashMap::default(),
+            found: Vec::new(),
+            open: Vec::new(),
+            doc: DocRef::default(),
+            record: 0,
+        }
+    }
+}
+
+impl ElementScan for ChunkScan<'_> {
+    fn record(&mut self, record: u32) {
+        self.doc = self.docs[record as usize];
+        self.record = record;
+        self.open.clear();
+    }
+}
+
+impl ElementVisit for ChunkScan<'_> {
     fn plain(&mut self, path: &str) {
         if !self.plain.contains(path) {
             self.plain.insert(path.into());
@@ -128,24 +149,22 @@ impl ElementVisit for ChunkScan {
     }
 }
 
-/// Finds the elements of every array-of-objects path of the records `docs` (in `buffers`)
-/// and builds their collections, sorted by path.
-pub(crate) fn build(buffers: &Arc<Vec<String>>, docs: &[DocRef]) -> Vec<Nested> {
-    let chunks: Vec<(u32, &[DocRef])> = docs
-        .chunks(CHUNK)
-        .enumerate()
-        .map(|(i, c)| ((i * CHUNK) as u32, c))
-        .collect();
-    let scans = par::map(chunks, |(base, chunk)| {
-        let mut scan = ChunkScan::default();
-        for (i, &doc) in chunk.iter().enumerate() {
-            scan.doc = doc;
-            scan.record = base + i as u32;
-            scan.open.clear();
-            elements(doc_text(buffers, doc), &mut scan);
-        }
-        scan
-    });
+/// Builds the index of the records `texts` (record `i` is `docs[i]` in `buffers`) and,
+/// in the same walk, finds the elements of every array-of-objects path and indexes them:
+/// the records' index, and the paths' collections sorted by path.
+pub(crate) fn build(
+    buffers: &Arc<Vec<String>>,
+    docs: &[DocRef],
+    texts: &[&str],
+) -> (Index, Vec<Nested>) {
+    let (records, walked) = index::build_with_elements(texts, || ChunkScan::new(docs));
+    par::join(|| index::merge(records), || collect(buffers, walked))
+}
+
+/// The collections of the elements the walk found, sorted by path.
+fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Vec<Nested> {
+    let (scans, mut walked_elements): (Vec<ChunkScan<'_>>, Vec<_>) =
+        walked.into_iter().map(|w| (w.scan, w.elements)).unzip();
     let mut paths: Vec<Box<str>> = scans.iter().flat_map(|s| s.paths.keys().cloned()).collect();
     paths.sort_unstable();
     paths.dedup();
@@ -185,6 +204,21 @@ pub(crate) fn build(buffers: &Arc<Vec<String>>, docs: &[DocRef]) -> Vec<Nested> 
         }
     }
     let mut out = Vec::with_capacity(paths.len());
+    let mut element_chunks: Vec<Vec<Vec<Chunk>>> = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let per_chunk = walked_elements
+            .iter_mut()
+            .map(|elements: &mut Vec<(Box<str>, Vec<Chunk>)>| {
+                elements
+                    .iter_mut()
+                    .find(|(p, _)| p == path)
+                    .map(|(_, chunks)| std::mem::take(chunks))
+                    .unwrap_or_default()
+            })
+            .collect();
+        element_chunks.push(per_chunk);
+    }
+    drop(walked_elements);
     for (g, path) in paths.iter().enumerate() {
         let n = counts[g] as usize;
         let mut element_docs = Vec::with_capacity(n);
@@ -215,14 +249,134 @@ pub(crate) fn build(buffers: &Arc<Vec<String>>, docs: &[DocRef]) -> Vec<Nested> 
             .filter(|(child, p)| **p == Some(g) && !mixed(child))
             .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
             .collect();
+        // An inner path that is a plain object in places is indexed here too, under every
+        // element: the walk indexed it in the plain places only, so these elements are
+        // walked again on their own.
+        let inner_mixed = paths
+            .iter()
+            .zip(&parents)
+            .any(|(child, p)| *p == Some(g) && mixed(child));
+        let elements = if inner_mixed {
+            Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner)
+        } else {
+            let mut chunks = Vec::new();
+            for (mut list, base) in std::mem::take(&mut element_chunks[g])
+                .into_iter()
+                .zip(&bases)
+            {
+                for chunk in &mut list {
+                    chunk.rebase(base[g]);
+                    chunk.drop_fields(|field| {
+                        inner.iter().any(|i| {
+                            field
+                                .strip_prefix(i)
+                                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                        })
+                    });
+                }
+                chunks.append(&mut list);
+            }
+            Collection::of_indexed_elements(Arc::clone(buffers), element_docs, index::merge(chunks))
+        };
         out.push(Nested {
             mixed: mixed(path),
             path: path.clone(),
             parent: parents[g],
             parent_of,
             record_of,
-            elements: Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner),
+            elements,
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write;
+
+    use super::*;
+    use crate::index::{Index, Postings};
+
+    fn ids(postings: Postings<'_>) -> Vec<u32> {
+        postings.iter().collect()
+    }
+
+    /// Everything an index holds, written out.
+    fn contents(index: &Index) -> String {
+        let mut out = String::new();
+        for (_, f) in index.fields() {
+            let _ = writeln!(
+                out,
+                "{} {:?} exists={:?} long={:?} single={} objects={}",
+                f.path(),
+                f.kind(),
+                f.exists().iter().collect::<Vec<_>>(),
+                f.long_values().iter().collect::<Vec<_>>(),
+                f.single_valued(),
+                f.holds_objects()
+            );
+            for (term, list) in f.terms().iter() {
+                let _ = writeln!(out, "  term {term} {:?}", ids(list));
+            }
+            for (pair, list) in f.pairs().iter() {
+                let _ = writeln!(out, "  pair {pair} {:?}", ids(list));
+            }
+            for (x, list) in f.numbers().iter() {
+                let _ = writeln!(out, "  number {x} {:?}", ids(list));
+            }
+            for (x, list) in f.numeric_strings().iter() {
+                let _ = writeln!(out, "  numeric {x} {:?}", ids(list));
+            }
+        }
+        out
+    }
+
+    /// The elements' indexes built in the records' walk hold exactly what walking each
+    /// element's own text gives (`build_at`), on generated cards and on the bundled data.
+    #[test]
+    fn the_joint_walk_indexes_elements_as_their_own_walk_does() {
+        let dir = std::env::temp_dir().join(format!("cardex-joint-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        crate::generate::write_snapshot(
+            &dir,
+            &crate::generate::Options {
+                cards: 3000,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let generated = crate::Engine::open(&dir).unwrap();
+        let bundled = crate::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).unwrap();
+        let mut checked = 0;
+        for engine in [&generated, &bundled] {
+            for catalog in engine.catalogs() {
+                let name = catalog.name();
+                for collection in [catalog.cards(), catalog.expansions()] {
+                    let nested = collection.nested();
+                    for (g, n) in nested.iter().enumerate() {
+                        let inner: Vec<&str> = nested
+                            .iter()
+                            .filter(|c| c.parent == Some(g) && !c.mixed)
+                            .filter_map(|c| c.path.strip_prefix(&*n.path)?.strip_prefix('.'))
+                            .collect();
+                        let alone = Collection::of_elements(
+                            Arc::clone(&n.elements.buffers),
+                            n.elements.docs.clone(),
+                            &n.path,
+                            &inner,
+                        );
+                        assert_eq!(
+                            contents(n.elements.index()),
+                            contents(alone.index()),
+                            "{name} {}",
+                            n.path
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked >= 8, "{checked} paths");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
