@@ -41,6 +41,15 @@ fn chunk_len(n: usize) -> usize {
     n.div_ceil(16).clamp(4096, MAX_CHUNK_LEN)
 }
 
+/// `docs` cut into chunks of [`chunk_len`] records, each with the id of its first.
+fn chunks_of<'d, 's>(docs: &'d [&'s str]) -> Vec<(u32, &'d [&'s str])> {
+    let len = chunk_len(docs.len());
+    docs.chunks(len)
+        .enumerate()
+        .map(|(i, chunk)| ((i * len) as u32, chunk))
+        .collect()
+}
+
 /// The field number on the walk's stack under a path that is not indexed.
 const SKIPPED: u32 = u32::MAX;
 
@@ -59,12 +68,7 @@ pub(crate) fn build(docs: &[&str]) -> Index {
 /// `variants.name` is). Nothing under the relative paths `skip` is indexed (the arrays of
 /// objects inside the elements, which have elements of their own).
 pub(crate) fn build_at(docs: &[&str], at: &str, skip: &[&str]) -> Index {
-    let len = chunk_len(docs.len());
-    let chunks: Vec<(u32, &[&str])> = docs
-        .chunks(len)
-        .enumerate()
-        .map(|(i, chunk)| ((i * len) as u32, chunk))
-        .collect();
+    let chunks = chunks_of(docs);
     let walked: par::Pool<Vec<u32>> = par::Pool::default();
     let partials = par::map(chunks, |(base, chunk)| {
         let mut builder = ChunkBuilder {

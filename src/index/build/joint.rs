@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use super::{chunk_len, Chunk, ChunkBuilder, PartialField, MAX_CHUNK_LEN};
+use super::{chunks_of, Chunk, ChunkBuilder, PartialField, MAX_CHUNK_LEN};
 use crate::json::elements::ElementVisit;
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::naming::FieldKind;
@@ -37,12 +37,7 @@ pub(crate) fn build_with_elements<S: ElementScan>(
     docs: &[&str],
     scan: impl Fn() -> S + Sync + Send,
 ) -> (Vec<Chunk>, Vec<Walked<S>>) {
-    let len = chunk_len(docs.len());
-    let chunks: Vec<(u32, &[&str])> = docs
-        .chunks(len)
-        .enumerate()
-        .map(|(i, chunk)| ((i * len) as u32, chunk))
-        .collect();
+    let chunks = chunks_of(docs);
     let walked = par::map(chunks, |(base, chunk)| {
         let mut main = ChunkBuilder {
             base,
