@@ -206,6 +206,23 @@ impl ValueCache {
 }
 
 impl PartialField<'_> {
+    /// The root of a chunk of elements, which holds no value (merging skips a chunk's
+    /// first field).
+    fn root_chunk_field() -> ChunkField {
+        ChunkField {
+            path: "".into(),
+            kind: FieldKind::Text,
+            exists: Vec::new(),
+            terms: SortedStrs::default(),
+            pairs: SortedStrs::default(),
+            long: 0..0,
+            numbers: Vec::new(),
+            numeric_strings: Vec::new(),
+            holds_objects: true,
+            multi: false,
+        }
+    }
+
     fn new(path: Box<str>, kind: FieldKind) -> Self {
         PartialField {
             kind,
@@ -270,13 +287,6 @@ impl<'a> ChunkBuilder<'a> {
 
     fn current(&self) -> usize {
         *self.stack.last().unwrap_or(&0) as usize
-    }
-
-    /// Indexes nothing more under the member being walked (until it is left).
-    fn skip_current(&mut self) {
-        if let Some(top) = self.stack.last_mut() {
-            *top = SKIPPED;
-        }
     }
 
     /// Whether the walk is under a path that is not indexed.
@@ -479,72 +489,46 @@ impl<'a> ChunkBuilder<'a> {
     /// record is a sixteenth of an id per record, and most fields hold a value in most
     /// records). Gives the walked-slots buffer back for another chunk.
     fn finish(self) -> (Chunk, Vec<u32>) {
+        let (fields, mut walked, ends, base, slot_count) = self.into_sorted();
+        let grouped = group_by_slot(&mut walked, &ends, 0, slot_count);
+        let fields = fields
+            .into_iter()
+            .map(|f| f.into_chunk_field(&grouped.starts))
+            .collect();
+        (
+            Chunk {
+                base,
+                ids: grouped.ids,
+                fields,
+            },
+            walked,
+        )
+    }
+
+    /// The walked chunk's fields with their keys sorted, the walked slots, where each
+    /// record's end, the first record and the number of slots.
+    fn into_sorted(self) -> (Vec<SortedField>, Vec<u32>, Vec<usize>, u32, u32) {
         let ChunkBuilder {
             fields,
             slot_count,
-            mut walked,
+            walked,
             record_ends,
             base,
             ..
         } = self;
-        // Per slot: the last record counted and how many records, side by side (one
-        // cache line per slot). A slot met again within a record is dropped: marked
-        // `REPEAT` in `walked`.
-        const REPEAT: u32 = u32::MAX;
-        let mut counted = vec![(u32::MAX, 0u32); slot_count as usize];
-        let mut from = 0;
-        for (record, &end) in record_ends.iter().enumerate() {
-            let record = record as u32;
-            for slot in &mut walked[from..end] {
-                let (last, count) = &mut counted[*slot as usize];
-                if *last == record {
-                    *slot = REPEAT;
-                } else {
-                    *last = record;
-                    *count += 1;
-                }
-            }
-            from = end;
-        }
-        let mut starts = Vec::with_capacity(counted.len() + 1);
-        let mut total = 0u32;
-        for &(_, count) in &counted {
-            starts.push(total);
-            total += count;
-        }
-        starts.push(total);
-        drop(counted);
-        let mut cursor = starts.clone();
-        let mut ids = vec![0u16; total as usize];
-        let mut from = 0;
-        for (offset, &end) in record_ends.iter().enumerate() {
-            // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` records.
-            let offset = offset as u16;
-            for &slot in &walked[from..end] {
-                if slot != REPEAT {
-                    let at = &mut cursor[slot as usize];
-                    ids[*at as usize] = offset;
-                    *at += 1;
-                }
-            }
-            from = end;
-        }
-        let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
         let fields = fields
             .into_iter()
             .map(|f| {
-                let keyed = |map: StrSlots| map.into_sorted(run);
-                let slot_run = |slot: u32| if slot == u32::MAX { 0..0 } else { run(slot) };
                 let numbers = |map: NumSlots| {
                     let mut list: Vec<(u64, u32)> = map.into_pairs().collect();
                     list.sort_unstable_by(|a, b| by_number(&a.0, &b.0));
-                    list.into_iter().map(|(k, slot)| (k, run(slot))).collect()
+                    list
                 };
-                ChunkField {
+                SortedField {
                     exists: f.exists,
-                    terms: keyed(f.terms),
-                    pairs: keyed(f.pairs),
-                    long: slot_run(f.long),
+                    terms: f.terms.into_sorted(|slot| slot),
+                    pairs: f.pairs.into_sorted(|slot| slot),
+                    long: f.long,
                     numbers: numbers(f.numbers),
                     numeric_strings: numbers(f.numeric_strings),
                     path: f.path,
@@ -554,8 +538,140 @@ impl<'a> ChunkBuilder<'a> {
                 }
             })
             .collect();
-        (Chunk { base, ids, fields }, walked)
+        (fields, walked, record_ends, base, slot_count)
     }
+}
+
+/// A walked chunk's field with its keys in order, each with its slot: what the chunk of
+/// the records and the chunks of their elements are made from.
+struct SortedField {
+    path: Box<str>,
+    kind: FieldKind,
+    exists: Vec<u64>,
+    terms: SortedStrs<u32>,
+    pairs: SortedStrs<u32>,
+    /// The slot of the records holding a long text value (`u32::MAX`: none).
+    long: u32,
+    numbers: Vec<(u64, u32)>,
+    numeric_strings: Vec<(u64, u32)>,
+    holds_objects: bool,
+    multi: bool,
+}
+
+impl SortedField {
+    /// The field of the chunk whose slots `starts` groups (every key holds records).
+    fn into_chunk_field(self, starts: &[u32]) -> ChunkField {
+        let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
+        let numbers =
+            |list: Vec<(u64, u32)>| list.into_iter().map(|(k, slot)| (k, run(slot))).collect();
+        ChunkField {
+            exists: self.exists,
+            terms: self.terms.with_runs(run),
+            pairs: self.pairs.with_runs(run),
+            long: if self.long == u32::MAX {
+                0..0
+            } else {
+                run(self.long)
+            },
+            numbers: numbers(self.numbers),
+            numeric_strings: numbers(self.numeric_strings),
+            path: self.path,
+            kind: self.kind,
+            holds_objects: self.holds_objects,
+            multi: self.multi,
+        }
+    }
+
+    /// This field as a field of elements named `path` in a chunk of elements whose slots
+    /// `starts` groups, with the elements' own `exists`, `multi` and `holds_objects`: the
+    /// keys no element of that chunk holds are left out.
+    fn element_field(
+        &self,
+        path: Box<str>,
+        exists: Vec<u64>,
+        multi: bool,
+        holds_objects: bool,
+        starts: &[u32],
+    ) -> ChunkField {
+        let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
+        let numbers = |list: &[(u64, u32)]| {
+            list.iter()
+                .map(|&(k, slot)| (k, run(slot)))
+                .filter(|(_, r)| !r.is_empty())
+                .collect()
+        };
+        ChunkField {
+            exists,
+            terms: self.terms.with_nonempty_runs(run),
+            pairs: self.pairs.with_nonempty_runs(run),
+            long: if self.long == u32::MAX {
+                0..0
+            } else {
+                run(self.long)
+            },
+            numbers: numbers(&self.numbers),
+            numeric_strings: numbers(&self.numeric_strings),
+            path,
+            kind: self.kind,
+            holds_objects,
+            multi,
+        }
+    }
+}
+
+/// A chunk's walked slots counted and grouped: `ids[starts[s]..starts[s + 1]]` are the
+/// docs holding slot `s`, ascending, as 16-bit offsets from the chunk's first.
+struct Grouped {
+    ids: Vec<u16>,
+    starts: Vec<u32>,
+}
+
+/// Counting-sorts the slots `walked[from..]` of the docs ending at `ends` (positions in
+/// `walked`; at most [`MAX_CHUNK_LEN`] docs) by slot. A slot met again within a doc is
+/// dropped (marked `REPEAT` in `walked`).
+fn group_by_slot(walked: &mut [u32], ends: &[usize], from: usize, slot_count: u32) -> Grouped {
+    const REPEAT: u32 = u32::MAX;
+    // Per slot: the last doc counted and how many docs, side by side (one cache line per
+    // slot).
+    let mut counted = vec![(u32::MAX, 0u32); slot_count as usize];
+    let mut start = from;
+    for (doc, &end) in ends.iter().enumerate() {
+        let doc = doc as u32;
+        for slot in &mut walked[start..end] {
+            let (last, count) = &mut counted[*slot as usize];
+            if *last == doc {
+                *slot = REPEAT;
+            } else {
+                *last = doc;
+                *count += 1;
+            }
+        }
+        start = end;
+    }
+    let mut starts = Vec::with_capacity(counted.len() + 1);
+    let mut total = 0u32;
+    for &(_, count) in &counted {
+        starts.push(total);
+        total += count;
+    }
+    starts.push(total);
+    drop(counted);
+    let mut cursor = starts.clone();
+    let mut ids = vec![0u16; total as usize];
+    let mut start = from;
+    for (offset, &end) in ends.iter().enumerate() {
+        // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` docs.
+        let offset = offset as u16;
+        for &slot in &walked[start..end] {
+            if slot != REPEAT {
+                let at = &mut cursor[slot as usize];
+                ids[*at as usize] = offset;
+                *at += 1;
+            }
+        }
+        start = end;
+    }
+    Grouped { ids, starts }
 }
 
 impl<'a> Visit<'a> for ChunkBuilder<'a> {

@@ -286,6 +286,47 @@ pub(crate) struct SortedStrs<R> {
     keys: Vec<(u32, u32, R)>,
 }
 
+impl<R> Default for SortedStrs<R> {
+    fn default() -> Self {
+        SortedStrs {
+            text: String::new(),
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl SortedStrs<u32> {
+    /// The strings with `run(value)` as their values.
+    pub(crate) fn with_runs<R>(self, run: impl Fn(u32) -> R) -> SortedStrs<R> {
+        SortedStrs {
+            text: self.text,
+            keys: self
+                .keys
+                .into_iter()
+                .map(|(start, end, slot)| (start, end, run(slot)))
+                .collect(),
+        }
+    }
+
+    /// The strings whose `run(value)` is not empty, with it as their values (copied).
+    pub(crate) fn with_nonempty_runs(
+        &self,
+        run: impl Fn(u32) -> std::ops::Range<u32>,
+    ) -> SortedStrs<std::ops::Range<u32>> {
+        let mut text = String::new();
+        let mut keys = Vec::new();
+        for &(start, end, slot) in &self.keys {
+            let r = run(slot);
+            if !r.is_empty() {
+                let at = text.len() as u32;
+                text.push_str(&self.text[start as usize..end as usize]);
+                keys.push((at, text.len() as u32, r));
+            }
+        }
+        SortedStrs { text, keys }
+    }
+}
+
 impl<R> SortedStrs<R> {
     /// How many strings.
     pub(crate) fn len(&self) -> usize {

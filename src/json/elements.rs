@@ -11,8 +11,9 @@
 /// `close` before the enclosing element's.
 pub(crate) trait ElementVisit {
     /// An object that is an element of an array at `path` (dotted, keys as written)
-    /// starts at byte `start`.
-    fn open(&mut self, path: &str, start: usize);
+    /// starts at byte `start`; `number` numbers the paths of one walk in the order it
+    /// first meets them (0, 1, ...), so a path is known again without comparing text.
+    fn open(&mut self, path: &str, number: u32, start: usize);
     /// The element opened last ends just before byte `end`.
     fn close(&mut self, end: usize);
     /// An object at `path` (not the record itself) that is not an element of an array.

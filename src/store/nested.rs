@@ -116,17 +116,13 @@ impl ElementVisit for ChunkScan<'_> {
         }
     }
 
-    fn open(&mut self, path: &str, start: usize) {
-        // Looked up before it is copied: a chunk meets few paths, each many times.
-        let local = match self.paths.get(path) {
-            Some(&local) => local,
-            None => {
-                let local = self.paths.len() as u32;
-                self.paths.insert(path.into(), local);
-                self.found.push(Vec::new());
-                local
-            }
-        };
+    fn open(&mut self, path: &str, number: u32, start: usize) {
+        // Paths are numbered as this scan first meets them: a new number is a new path.
+        let local = number;
+        if local as usize == self.found.len() {
+            self.paths.insert(path.into(), local);
+            self.found.push(Vec::new());
+        }
         let list = &mut self.found[local as usize];
         let index = list.len() as u32;
         list.push(Found {

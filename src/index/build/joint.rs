@@ -1,16 +1,18 @@
 //! One walk of the records that builds their index and, at the same time, the indexes of
 //! the elements of their arrays of objects (each element a record of its own, its fields
-//! named relative to it): every scalar is read once and goes to the records' chunk and to
-//! the chunk of the innermost element holding it. The elements' places in the text, their
-//! records and enclosing elements are reported to an [`ElementScan`] as they are met.
+//! named relative to it): every scalar is read and looked up once, for the records' chunk,
+//! and the slots it adds are also noted for the innermost element holding it. An element
+//! chunk is the records' keys again, with the runs of the elements holding them. The
+//! elements' places in the text, their records and enclosing elements are reported to an
+//! [`ElementScan`] as they are met.
 //!
 //! An element's chunk indexes nothing inside the arrays of objects it holds (their
-//! elements are indexed on their own); a scalar met in such an array before its first
+//! elements are indexed on their own): a scalar met in such an array before its first
 //! object is dropped when the chunks are merged (see [`Chunk::drop_fields`]).
 
-use std::borrow::Cow;
-
-use super::{chunks_of, Chunk, ChunkBuilder, PartialField, MAX_CHUNK_LEN};
+use super::{
+    chunks_of, group_by_slot, Chunk, ChunkBuilder, PartialField, SortedField, MAX_CHUNK_LEN,
+};
 use crate::json::elements::ElementVisit;
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::naming::FieldKind;
@@ -68,49 +70,127 @@ pub(crate) fn build_with_elements<S: ElementScan>(
         let Joint {
             main, scan, levels, ..
         } = joint;
+        let (fields, mut walked, ends, base, slot_count) = main.into_sorted();
         let elements = levels
             .into_iter()
             .map(|level| {
-                let mut done = level.done;
-                if level.count > level.builder.base {
-                    done.push(level.builder.finish().0);
-                }
-                (level.path, done)
+                let path = level.path.clone();
+                (path, level.chunks(&fields, slot_count))
             })
             .collect();
-        (main.finish().0, Walked { scan, elements })
+        let grouped = group_by_slot(&mut walked, &ends, 0, slot_count);
+        let fields = fields
+            .into_iter()
+            .map(|f| f.into_chunk_field(&grouped.starts))
+            .collect();
+        let records = Chunk {
+            base,
+            ids: grouped.ids,
+            fields,
+        };
+        (records, Walked { scan, elements })
     });
     walked.into_iter().unzip()
 }
 
-/// The elements of one array-of-objects path in one chunk of records.
-struct Level<'a> {
+/// The elements of one array-of-objects path in one chunk of records: the records'
+/// slots each element was added to, element after element.
+struct Level {
     path: Box<str>,
-    /// The chunk being walked: at most [`MAX_CHUNK_LEN`] elements, numbered from its
-    /// `base`.
-    builder: ChunkBuilder<'a>,
-    /// The chunks already full.
-    done: Vec<Chunk>,
-    /// The elements met so far.
-    count: u32,
+    walked: Vec<u32>,
+    /// Per element (closed): where its slots end in `walked`.
+    ends: Vec<usize>,
+    /// Per field of the records: its number in `fields` ([`NONE`] before it held a value
+    /// in an element).
+    field_of: Vec<u32>,
+    fields: Vec<LevelField>,
 }
 
-impl<'a> Level<'a> {
-    fn builder(path: &str, base: u32) -> ChunkBuilder<'a> {
-        let mut builder = ChunkBuilder {
-            base,
-            len: MAX_CHUNK_LEN as u32,
-            at: Cow::Owned(format!("{path}.")),
-            ..ChunkBuilder::default()
-        };
-        builder
-            .fields
-            .push(PartialField::new("".into(), FieldKind::Text));
-        builder
+/// A field of the records as a field of the elements.
+struct LevelField {
+    /// The field's number among the records' fields.
+    main: u32,
+    /// Bit `i` set when element `i` holds a scalar here.
+    exists: Vec<u64>,
+    /// Some element holds two or more scalars here.
+    multi: bool,
+    holds_objects: bool,
+}
+
+impl Level {
+    /// The element being walked (elements of one path never nest).
+    fn element(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn field(&mut self, main: usize) -> &mut LevelField {
+        if self.field_of.len() <= main {
+            self.field_of.resize(main + 1, NONE);
+        }
+        if self.field_of[main] == NONE {
+            self.field_of[main] = self.fields.len() as u32;
+            self.fields.push(LevelField {
+                main: main as u32,
+                exists: Vec::new(),
+                multi: false,
+                holds_objects: false,
+            });
+        }
+        &mut self.fields[self.field_of[main] as usize]
+    }
+
+    /// The chunks of these elements, [`MAX_CHUNK_LEN`] elements each, made from the
+    /// records' `fields` (keys sorted, with slots out of `slot_count`).
+    fn chunks(self, fields: &[SortedField], slot_count: u32) -> Vec<Chunk> {
+        let Level {
+            path,
+            mut walked,
+            ends,
+            fields: level_fields,
+            ..
+        } = self;
+        let n = ends.len();
+        let mut out = Vec::with_capacity(n.div_ceil(MAX_CHUNK_LEN));
+        for start in (0..n).step_by(MAX_CHUNK_LEN) {
+            let end = (start + MAX_CHUNK_LEN).min(n);
+            let from = if start == 0 { 0 } else { ends[start - 1] };
+            let grouped = group_by_slot(&mut walked, &ends[start..end], from, slot_count);
+            // `start` is a multiple of 64: the chunk's bits are whole words.
+            let words = start / 64..end.div_ceil(64);
+            let mut chunk_fields = vec![PartialField::root_chunk_field()];
+            for lf in &level_fields {
+                let field = &fields[lf.main as usize];
+                let Some(relative) = field
+                    .path
+                    .strip_prefix(&*path)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                else {
+                    continue;
+                };
+                let exists = lf
+                    .exists
+                    .get(words.start.min(lf.exists.len())..words.end.min(lf.exists.len()))
+                    .unwrap_or_default()
+                    .to_vec();
+                chunk_fields.push(field.element_field(
+                    relative.into(),
+                    exists,
+                    lf.multi,
+                    lf.holds_objects,
+                    &grouped.starts,
+                ));
+            }
+            out.push(Chunk {
+                base: start as u32,
+                ids: grouped.ids,
+                fields: chunk_fields,
+            });
+        }
+        out
     }
 }
 
-/// The walk's visitor: the records' builder, and the builders of the elements open.
+/// The walk's visitor: the records' builder, and the elements open.
 struct Joint<'a, S> {
     main: ChunkBuilder<'a>,
     scan: S,
@@ -118,7 +198,7 @@ struct Joint<'a, S> {
     level_of: Vec<u32>,
     /// Per field of `main`: whether a plain object there was reported to the scan.
     plain_noted: Vec<bool>,
-    levels: Vec<Level<'a>>,
+    levels: Vec<Level>,
     /// The elements open, innermost last, by number in `levels`.
     active: Vec<u32>,
     /// An element was opened and its object is not reported yet.
@@ -127,55 +207,51 @@ struct Joint<'a, S> {
 
 const NONE: u32 = u32::MAX;
 
-impl<'a, S> Joint<'a, S> {
-    /// The builder of the innermost element open.
-    fn inner(&mut self) -> Option<&mut ChunkBuilder<'a>> {
-        let &l = self.active.last()?;
-        Some(&mut self.levels[l as usize].builder)
-    }
-}
-
 impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
     fn enter(&mut self, key: &str) {
         self.main.enter(key);
-        if let Some(inner) = self.inner() {
-            inner.enter(key);
-        }
     }
 
     #[inline]
     fn enter_expected(&mut self, text: &[u8]) -> Option<usize> {
-        let len = self.main.enter_expected(text)?;
-        if let Some(inner) = self.inner() {
-            // A key the inner builder expects here is the same key: both end at the quote.
-            if inner.enter_expected(text).is_none() {
-                // The key's bytes lie between two quotes of a `str`: whole characters.
-                let key = std::str::from_utf8(&text[..len]).unwrap_or_default();
-                inner.enter(key);
-            }
-        }
-        Some(len)
+        self.main.enter_expected(text)
     }
 
     fn leave(&mut self) {
         self.main.leave();
-        if let Some(inner) = self.inner() {
-            inner.leave();
-        }
     }
 
     fn scalar(&mut self, value: Scalar<'a>) {
-        if let Some(&l) = self.active.last() {
-            self.levels[l as usize].builder.scalar(value.clone());
-        }
+        let before = self.main.walked.len();
+        let f = self.main.current();
         self.main.scalar(value);
+        if let Some(&l) = self.active.last() {
+            let level = &mut self.levels[l as usize];
+            // Most values add one slot: pushed, not copied through `memmove`.
+            match &self.main.walked[before..] {
+                [slot] => level.walked.push(*slot),
+                slots => level.walked.extend_from_slice(slots),
+            }
+            let element = level.element();
+            let field = level.field(f);
+            let (word, bit) = (element / 64, 1u64 << (element % 64));
+            if field.exists.len() <= word {
+                field.exists.resize(word + 1, 0);
+            }
+            if field.exists[word] & bit != 0 {
+                field.multi = true;
+            }
+            field.exists[word] |= bit;
+        }
     }
 
     fn object(&mut self) {
         self.main.object();
         if self.opening {
             self.opening = false;
-        } else if self.main.stack.len() > 1 {
+            return;
+        }
+        if self.main.stack.len() > 1 {
             let f = self.main.current();
             if self.plain_noted.len() <= f {
                 self.plain_noted.resize(f + 1, false);
@@ -184,43 +260,29 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
                 self.plain_noted[f] = true;
                 self.scan.plain(&self.main.fields[f].path);
             }
-        }
-        if let Some(inner) = self.inner() {
-            inner.object();
+            if let Some(&l) = self.active.last() {
+                self.levels[l as usize].field(f).holds_objects = true;
+            }
         }
     }
 
     fn element_open(&mut self, start: usize) {
         let f = self.main.current();
-        self.scan.open(&self.main.fields[f].path, start);
-        // The enclosing element indexes nothing under this array.
-        if let Some(inner) = self.inner() {
-            inner.skip_current();
-        }
         if self.level_of.len() <= f {
             self.level_of.resize(f + 1, NONE);
         }
         if self.level_of[f] == NONE {
             self.level_of[f] = self.levels.len() as u32;
-            let path = self.main.fields[f].path.clone();
             self.levels.push(Level {
-                builder: Level::builder(&path, 0),
-                path,
-                done: Vec::new(),
-                count: 0,
+                path: self.main.fields[f].path.clone(),
+                walked: Vec::new(),
+                ends: Vec::new(),
+                field_of: Vec::new(),
+                fields: Vec::new(),
             });
         }
         let l = self.level_of[f];
-        let level = &mut self.levels[l as usize];
-        if level.count - level.builder.base == MAX_CHUNK_LEN as u32 {
-            let next = Level::builder(&level.path, level.count);
-            let full = std::mem::replace(&mut level.builder, next);
-            level.done.push(full.finish().0);
-        }
-        level.builder.doc = level.count;
-        level.count += 1;
-        level.builder.stack.clear();
-        level.builder.stack.push(0);
+        self.scan.open(&self.main.fields[f].path, l, start);
         self.active.push(l);
         self.opening = true;
     }
@@ -228,8 +290,8 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
     fn element_close(&mut self, end: usize) {
         self.scan.close(end);
         if let Some(l) = self.active.pop() {
-            let builder = &mut self.levels[l as usize].builder;
-            builder.record_ends.push(builder.walked.len());
+            let level = &mut self.levels[l as usize];
+            level.ends.push(level.walked.len());
         }
     }
 }
@@ -249,7 +311,7 @@ mod tests {
     }
 
     impl ElementVisit for Seen {
-        fn open(&mut self, path: &str, start: usize) {
+        fn open(&mut self, path: &str, _number: u32, start: usize) {
             self.open.push((path.to_string(), start));
         }
         fn close(&mut self, end: usize) {
