@@ -582,18 +582,18 @@ impl SortedField {
         }
     }
 
-    /// This field as a field of elements named `path` in a chunk of elements whose slots
-    /// `starts` groups, with the elements' own `exists`, `multi` and `holds_objects`: the
-    /// keys no element of that chunk holds are left out.
+    /// This field as a field of elements named `path` in a chunk of elements where
+    /// `run(slot)` are the elements holding a slot, with the elements' own `exists`,
+    /// `multi` and `holds_objects`: the keys no element of that chunk holds are left out.
     fn element_field(
         &self,
         path: Box<str>,
         exists: Vec<u64>,
         multi: bool,
         holds_objects: bool,
-        starts: &[u32],
+        run: impl Fn(u32) -> Range<u32>,
     ) -> ChunkField {
-        let run = |slot: u32| starts[slot as usize]..starts[slot as usize + 1];
+        let run = &run;
         let numbers = |list: &[(u64, u32)]| {
             list.iter()
                 .map(|&(k, slot)| (k, run(slot)))

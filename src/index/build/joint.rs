@@ -71,13 +71,15 @@ pub(crate) fn build_with_elements<S: ElementScan>(
             main, scan, levels, ..
         } = joint;
         let (fields, mut walked, ends, base, slot_count) = main.into_sorted();
+        let mut dense = vec![NONE; slot_count as usize];
         let elements = levels
             .into_iter()
             .map(|level| {
                 let path = level.path.clone();
-                (path, level.chunks(&fields, slot_count))
+                (path, level.chunks(&fields, &mut dense))
             })
             .collect();
+        drop(dense);
         let grouped = group_by_slot(&mut walked, &ends, 0, slot_count);
         let fields = fields
             .into_iter()
@@ -141,7 +143,11 @@ impl Level {
 
     /// The chunks of these elements, [`MAX_CHUNK_LEN`] elements each, made from the
     /// records' `fields` (keys sorted, with slots out of `slot_count`).
-    fn chunks(self, fields: &[SortedField], slot_count: u32) -> Vec<Chunk> {
+    ///
+    /// The elements hold few of the records' slots: they are renumbered densely first
+    /// (`dense`, [`NONE`] for the slots they do not hold: all of it again on return),
+    /// so that counting them takes arrays of the elements' slots, not the records'.
+    fn chunks(self, fields: &[SortedField], dense: &mut [u32]) -> Vec<Chunk> {
         let Level {
             path,
             mut walked,
@@ -149,12 +155,26 @@ impl Level {
             fields: level_fields,
             ..
         } = self;
+        let mut held: Vec<u32> = Vec::new();
+        for slot in &mut walked {
+            let d = &mut dense[*slot as usize];
+            if *d == NONE {
+                *d = held.len() as u32;
+                held.push(*slot);
+            }
+            *slot = *d;
+        }
         let n = ends.len();
         let mut out = Vec::with_capacity(n.div_ceil(MAX_CHUNK_LEN));
         for start in (0..n).step_by(MAX_CHUNK_LEN) {
             let end = (start + MAX_CHUNK_LEN).min(n);
             let from = if start == 0 { 0 } else { ends[start - 1] };
-            let grouped = group_by_slot(&mut walked, &ends[start..end], from, slot_count);
+            let grouped = group_by_slot(&mut walked, &ends[start..end], from, held.len() as u32);
+            let starts = &grouped.starts;
+            let run = |slot: u32| match dense[slot as usize] {
+                NONE => 0..0,
+                d => starts[d as usize]..starts[d as usize + 1],
+            };
             // `start` is a multiple of 64: the chunk's bits are whole words.
             let words = start / 64..end.div_ceil(64);
             let mut chunk_fields = vec![PartialField::root_chunk_field()];
@@ -177,7 +197,7 @@ impl Level {
                     exists,
                     lf.multi,
                     lf.holds_objects,
-                    &grouped.starts,
+                    run,
                 ));
             }
             out.push(Chunk {
@@ -185,6 +205,9 @@ impl Level {
                 ids: grouped.ids,
                 fields: chunk_fields,
             });
+        }
+        for slot in held {
+            dense[slot as usize] = NONE;
         }
         out
     }
@@ -207,6 +230,10 @@ struct Joint<'a, S> {
 
 const NONE: u32 = u32::MAX;
 
+/// The slots a path's elements start with room for in a chunk of records (256 KiB): the
+/// lists of the common paths grow to millions, and each doubling copies the list.
+const LEVEL_CAPACITY: usize = 1 << 16;
+
 impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
     fn enter(&mut self, key: &str) {
         self.main.enter(key);
@@ -227,10 +254,9 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
         self.main.scalar(value);
         if let Some(&l) = self.active.last() {
             let level = &mut self.levels[l as usize];
-            // Most values add one slot: pushed, not copied through `memmove`.
-            match &self.main.walked[before..] {
-                [slot] => level.walked.push(*slot),
-                slots => level.walked.extend_from_slice(slots),
+            // A value adds a few slots: pushed one by one, not copied through `memmove`.
+            for &slot in &self.main.walked[before..] {
+                level.walked.push(slot);
             }
             let element = level.element();
             let field = level.field(f);
@@ -275,7 +301,7 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
             self.level_of[f] = self.levels.len() as u32;
             self.levels.push(Level {
                 path: self.main.fields[f].path.clone(),
-                walked: Vec::new(),
+                walked: Vec::with_capacity(LEVEL_CAPACITY),
                 ends: Vec::new(),
                 field_of: Vec::new(),
                 fields: Vec::new(),
