@@ -71,19 +71,8 @@ pub(crate) fn build_at(docs: &[&str], at: &str, skip: &[&str]) -> Index {
     let chunks = chunks_of(docs);
     let walked: par::Pool<Vec<u32>> = par::Pool::default();
     let partials = par::map(chunks, |(base, chunk)| {
-        let mut builder = ChunkBuilder {
-            base,
-            len: chunk.len() as u32,
-            walked: walked.take(),
-            record_ends: Vec::with_capacity(chunk.len()),
-            at: Cow::Borrowed(at),
-            skip,
-            ..ChunkBuilder::default()
-        };
-        builder
-            .fields
-            .push(PartialField::new("".into(), FieldKind::Text));
-        builder.stack.push(0);
+        let mut builder = ChunkBuilder::new(base, chunk.len(), at, skip);
+        builder.walked = walked.take();
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
             walk(doc, &mut builder);
@@ -206,23 +195,6 @@ impl ValueCache {
 }
 
 impl PartialField<'_> {
-    /// The root of a chunk of elements, which holds no value (merging skips a chunk's
-    /// first field).
-    fn root_chunk_field() -> ChunkField {
-        ChunkField {
-            path: "".into(),
-            kind: FieldKind::Text,
-            exists: Vec::new(),
-            terms: SortedStrs::default(),
-            pairs: SortedStrs::default(),
-            long: 0..0,
-            numbers: Vec::new(),
-            numeric_strings: Vec::new(),
-            holds_objects: true,
-            multi: false,
-        }
-    }
-
     fn new(path: Box<str>, kind: FieldKind) -> Self {
         PartialField {
             kind,
@@ -250,7 +222,7 @@ impl PartialField<'_> {
 struct ChunkBuilder<'a> {
     /// The path of the records from the top, and the paths not indexed (see
     /// [`build_at`]).
-    at: Cow<'a, str>,
+    at: &'a str,
     skip: &'a [&'a str],
     fields: Vec<PartialField<'a>>,
     stack: Vec<u32>,
@@ -275,6 +247,24 @@ struct ChunkBuilder<'a> {
 }
 
 impl<'a> ChunkBuilder<'a> {
+    /// The builder of a chunk of `len` records from `base`, at `at` skipping `skip` (see
+    /// [`build_at`]), its walk at the records' root.
+    fn new(base: u32, len: usize, at: &'a str, skip: &'a [&'a str]) -> Self {
+        let mut builder = ChunkBuilder {
+            base,
+            len: len as u32,
+            record_ends: Vec::with_capacity(len),
+            at,
+            skip,
+            ..ChunkBuilder::default()
+        };
+        builder
+            .fields
+            .push(PartialField::new("".into(), FieldKind::Text));
+        builder.stack.push(0);
+        builder
+    }
+
     fn new_slot(&mut self) -> u32 {
         self.slot_count += 1;
         self.slot_count - 1
@@ -490,19 +480,8 @@ impl<'a> ChunkBuilder<'a> {
     /// records). Gives the walked-slots buffer back for another chunk.
     fn finish(self) -> (Chunk, Vec<u32>) {
         let (fields, mut walked, ends, base, slot_count) = self.into_sorted();
-        let grouped = group_by_slot(&mut walked, &ends, 0, slot_count);
-        let fields = fields
-            .into_iter()
-            .map(|f| f.into_chunk_field(&grouped.starts))
-            .collect();
-        (
-            Chunk {
-                base,
-                ids: grouped.ids,
-                fields,
-            },
-            walked,
-        )
+        let chunk = Chunk::of_records(fields, &mut walked, &ends, base, slot_count);
+        (chunk, walked)
     }
 
     /// The walked chunk's fields with their keys sorted, the walked slots, where each
@@ -813,6 +792,25 @@ struct ChunkField {
     multi: bool,
 }
 
+impl ChunkField {
+    /// The root of a chunk of elements, which holds no value (merging skips a chunk's
+    /// first field).
+    fn root() -> ChunkField {
+        ChunkField {
+            path: "".into(),
+            kind: FieldKind::Text,
+            exists: Vec::new(),
+            terms: SortedStrs::default(),
+            pairs: SortedStrs::default(),
+            long: 0..0,
+            numbers: Vec::new(),
+            numeric_strings: Vec::new(),
+            holds_objects: true,
+            multi: false,
+        }
+    }
+}
+
 /// One field's `exists` bits over the whole collection: each chunk's bitset shifted to
 /// its first record (chunks need not start at a multiple of 64).
 fn exists_bits(ids: &[ChunkIds], parts: &[(usize, ChunkField)]) -> Vec<u64> {
@@ -847,6 +845,27 @@ fn by_number(a: &u64, b: &u64) -> Ordering {
 }
 
 impl Chunk {
+    /// The chunk of the records from `base` whose slots (out of `slot_count`) are
+    /// `walked`, each record's ending at `ends`, with their `fields`.
+    fn of_records(
+        fields: Vec<SortedField>,
+        walked: &mut [u32],
+        ends: &[usize],
+        base: u32,
+        slot_count: u32,
+    ) -> Chunk {
+        let grouped = group_by_slot(walked, ends, 0, slot_count);
+        let fields = fields
+            .into_iter()
+            .map(|f| f.into_chunk_field(&grouped.starts))
+            .collect();
+        Chunk {
+            base,
+            ids: grouped.ids,
+            fields,
+        }
+    }
+
     /// Moves the chunk's ids up by `by` (its records were numbered from 0 in a part of a
     /// larger collection).
     pub(crate) fn rebase(&mut self, by: u32) {

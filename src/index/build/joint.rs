@@ -11,11 +11,10 @@
 //! object is dropped when the chunks are merged (see [`Chunk::drop_fields`]).
 
 use super::{
-    chunks_of, group_by_slot, Chunk, ChunkBuilder, PartialField, SortedField, MAX_CHUNK_LEN,
+    chunks_of, group_by_slot, Chunk, ChunkBuilder, ChunkField, SortedField, MAX_CHUNK_LEN,
 };
 use crate::json::elements::ElementVisit;
 use crate::json::walk::{walk, Scalar, Visit};
-use crate::naming::FieldKind;
 use crate::par;
 
 /// What is told where the elements are: [`ElementVisit`], plus the start of each record.
@@ -41,17 +40,8 @@ pub(crate) fn build_with_elements<S: ElementScan>(
 ) -> (Vec<Chunk>, Vec<Walked<S>>) {
     let chunks = chunks_of(docs);
     let walked = par::map(chunks, |(base, chunk)| {
-        let mut main = ChunkBuilder {
-            base,
-            len: chunk.len() as u32,
-            record_ends: Vec::with_capacity(chunk.len()),
-            ..ChunkBuilder::default()
-        };
-        main.fields
-            .push(PartialField::new("".into(), FieldKind::Text));
-        main.stack.push(0);
         let mut joint = Joint {
-            main,
+            main: ChunkBuilder::new(base, chunk.len(), "", &[]),
             scan: scan(),
             level_of: Vec::new(),
             plain_noted: Vec::new(),
@@ -80,16 +70,7 @@ pub(crate) fn build_with_elements<S: ElementScan>(
             })
             .collect();
         drop(dense);
-        let grouped = group_by_slot(&mut walked, &ends, 0, slot_count);
-        let fields = fields
-            .into_iter()
-            .map(|f| f.into_chunk_field(&grouped.starts))
-            .collect();
-        let records = Chunk {
-            base,
-            ids: grouped.ids,
-            fields,
-        };
+        let records = Chunk::of_records(fields, &mut walked, &ends, base, slot_count);
         (records, Walked { scan, elements })
     });
     walked.into_iter().unzip()
@@ -177,7 +158,7 @@ impl Level {
             };
             // `start` is a multiple of 64: the chunk's bits are whole words.
             let words = start / 64..end.div_ceil(64);
-            let mut chunk_fields = vec![PartialField::root_chunk_field()];
+            let mut chunk_fields = vec![ChunkField::root()];
             for lf in &level_fields {
                 let field = &fields[lf.main as usize];
                 let Some(relative) = field
