@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::{Collection, DocRef};
-use crate::fxhash::{FxHashMap, FxHashSet};
+use crate::fxhash::FxHashSet;
 use crate::index::{self, Chunk, ElementScan, Index, Walked};
 use crate::json::elements::ElementVisit;
 use crate::par;
@@ -64,13 +64,14 @@ impl Nested {
     }
 }
 
-/// One element as the scan of a chunk finds it.
+/// The elements of one path that the scan of a chunk of records found, in order.
+#[derive(Default)]
 struct Found {
-    doc: DocRef,
-    record: u32,
-    /// The enclosing element, as (local path, index among that path's elements of the
-    /// chunk).
-    parent: Option<(u32, u32)>,
+    docs: Vec<DocRef>,
+    records: Vec<u32>,
+    /// Each element's enclosing element, as (local path, index among that path's
+    /// elements of the chunk); ([`NO_PARENT`], 0) when none.
+    parents: Vec<(u32, u32)>,
 }
 
 /// The scan of one chunk of records: elements by local path number.
@@ -79,8 +80,9 @@ struct ChunkScan<'d> {
     docs: &'d [DocRef],
     /// The paths where an object that is not an array element was met.
     plain: FxHashSet<Box<str>>,
-    paths: FxHashMap<Box<str>, u32>,
-    found: Vec<Vec<Found>>,
+    /// The paths met, by local number.
+    paths: Vec<Box<str>>,
+    found: Vec<Found>,
     /// The open elements: (local path, index).
     open: Vec<(u32, u32)>,
     doc: DocRef,
@@ -92,7 +94,7 @@ impl<'d> ChunkScan<'d> {
         ChunkScan {
             docs,
             plain: FxHashSet::default(),
-            paths: FxHashMap::default(),
+            paths: Vec::new(),
             found: Vec::new(),
             open: Vec::new(),
             doc: DocRef::default(),
@@ -118,29 +120,28 @@ impl ElementVisit for ChunkScan<'_> {
 
     fn open(&mut self, path: &str, number: u32, start: usize) {
         // Paths are numbered as this scan first meets them: a new number is a new path.
-        let local = number;
-        if local as usize == self.found.len() {
-            self.paths.insert(path.into(), local);
-            self.found.push(Vec::new());
+        if number as usize == self.found.len() {
+            self.paths.push(path.into());
+            self.found.push(Found::default());
         }
-        let list = &mut self.found[local as usize];
-        let index = list.len() as u32;
-        list.push(Found {
-            doc: DocRef {
-                buffer: self.doc.buffer,
-                start: self.doc.start + start as u32,
-                len: 0,
-            },
-            record: self.record,
-            parent: self.open.last().copied(),
+        let found = &mut self.found[number as usize];
+        let index = found.docs.len() as u32;
+        found.docs.push(DocRef {
+            buffer: self.doc.buffer,
+            start: self.doc.start + start as u32,
+            len: 0,
         });
-        self.open.push((local, index));
+        found.records.push(self.record);
+        found
+            .parents
+            .push(self.open.last().copied().unwrap_or((NO_PARENT, 0)));
+        self.open.push((number, index));
     }
 
     fn close(&mut self, end: usize) {
         if let Some((local, index)) = self.open.pop() {
-            let found = &mut self.found[local as usize][index as usize];
-            found.doc.len = self.doc.start + end as u32 - found.doc.start;
+            let doc = &mut self.found[local as usize].docs[index as usize];
+            doc.len = self.doc.start + end as u32 - doc.start;
         }
     }
 }
@@ -161,7 +162,7 @@ pub(crate) fn build(
 fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Vec<Nested> {
     let (scans, mut walked_elements): (Vec<ChunkScan<'_>>, Vec<_>) =
         walked.into_iter().map(|w| (w.scan, w.elements)).unzip();
-    let mut paths: Vec<Box<str>> = scans.iter().flat_map(|s| s.paths.keys().cloned()).collect();
+    let mut paths: Vec<Box<str>> = scans.iter().flat_map(|s| s.paths.clone()).collect();
     paths.sort_unstable();
     paths.dedup();
     let global = |path: &str| paths.binary_search_by(|p| (**p).cmp(path)).ok();
@@ -184,11 +185,10 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
     let locals: Vec<Vec<usize>> = scans
         .iter()
         .map(|s| {
-            let mut by_local = vec![0; s.paths.len()];
-            for (path, &local) in &s.paths {
-                by_local[local as usize] = global(path).expect("listed");
-            }
-            by_local
+            s.paths
+                .iter()
+                .map(|path| global(path).expect("listed"))
+                .collect()
         })
         .collect();
     let mut bases: Vec<Vec<u32>> = Vec::with_capacity(scans.len());
@@ -196,44 +196,49 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
     for (scan, by_local) in scans.iter().zip(&locals) {
         bases.push(counts.clone());
         for (local, found) in scan.found.iter().enumerate() {
-            counts[by_local[local]] += found.len() as u32;
+            counts[by_local[local]] += found.docs.len() as u32;
         }
     }
-    let mut out = Vec::with_capacity(paths.len());
-    let mut element_chunks: Vec<Vec<Vec<Chunk>>> = Vec::with_capacity(paths.len());
-    for path in &paths {
-        let per_chunk = walked_elements
-            .iter_mut()
-            .map(|elements: &mut Vec<(Box<str>, Vec<Chunk>)>| {
-                elements
-                    .iter_mut()
-                    .find(|(p, _)| p == path)
-                    .map(|(_, chunks)| std::mem::take(chunks))
-                    .unwrap_or_default()
-            })
-            .collect();
-        element_chunks.push(per_chunk);
-    }
+    // Per path: its chunks of elements' index, per chunk of records.
+    let work: Vec<(usize, Vec<Vec<Chunk>>)> = paths
+        .iter()
+        .enumerate()
+        .map(|(g, path)| {
+            let per_chunk = walked_elements
+                .iter_mut()
+                .map(|elements: &mut Vec<(Box<str>, Vec<Chunk>)>| {
+                    elements
+                        .iter_mut()
+                        .find(|(p, _)| p == path)
+                        .map(|(_, chunks)| std::mem::take(chunks))
+                        .unwrap_or_default()
+                })
+                .collect();
+            (g, per_chunk)
+        })
+        .collect();
     drop(walked_elements);
-    for (g, path) in paths.iter().enumerate() {
+    let (scans, locals, bases, parents, paths) = (&scans, &locals, &bases, &parents, &paths);
+    par::map(work, |(g, element_chunks)| {
+        let path = &paths[g];
         let n = counts[g] as usize;
         let mut element_docs = Vec::with_capacity(n);
         let mut record_of = Vec::with_capacity(n);
         let mut parent_of = Vec::with_capacity(if parents[g].is_some() { n } else { 0 });
-        for ((scan, by_local), base) in scans.iter().zip(&locals).zip(&bases) {
+        for ((scan, by_local), base) in scans.iter().zip(locals).zip(bases) {
             let Some(local) = by_local.iter().position(|&x| x == g) else {
                 continue;
             };
-            for found in &scan.found[local] {
-                element_docs.push(found.doc);
-                record_of.push(found.record);
-                if let Some(parent) = parents[g] {
-                    let id = match found.parent {
-                        Some((pl, pi)) if by_local[pl as usize] == parent => base[parent] + pi,
+            let found = &scan.found[local];
+            element_docs.extend_from_slice(&found.docs);
+            record_of.extend_from_slice(&found.records);
+            if let Some(parent) = parents[g] {
+                parent_of.extend(found.parents.iter().map(|&(pl, pi)| {
+                    match by_local.get(pl as usize) {
+                        Some(&p) if p == parent => base[parent] + pi,
                         _ => NO_PARENT,
-                    };
-                    parent_of.push(id);
-                }
+                    }
+                }));
             }
         }
         // The arrays of objects directly inside these elements: not indexed here, their
@@ -241,7 +246,7 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
         // unless they are plain objects in places too.
         let inner: Vec<&str> = paths
             .iter()
-            .zip(&parents)
+            .zip(parents)
             .filter(|(child, p)| **p == Some(g) && !mixed(child))
             .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
             .collect();
@@ -250,16 +255,13 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
         // walked again on their own.
         let inner_mixed = paths
             .iter()
-            .zip(&parents)
+            .zip(parents)
             .any(|(child, p)| *p == Some(g) && mixed(child));
         let elements = if inner_mixed {
             Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner)
         } else {
             let mut chunks = Vec::new();
-            for (mut list, base) in std::mem::take(&mut element_chunks[g])
-                .into_iter()
-                .zip(&bases)
-            {
+            for (mut list, base) in element_chunks.into_iter().zip(bases) {
                 for chunk in &mut list {
                     chunk.rebase(base[g]);
                     chunk.drop_fields(|field| {
@@ -274,16 +276,15 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
             }
             Collection::of_indexed_elements(Arc::clone(buffers), element_docs, index::merge(chunks))
         };
-        out.push(Nested {
+        Nested {
             mixed: mixed(path),
             path: path.clone(),
             parent: parents[g],
             parent_of,
             record_of,
             elements,
-        });
-    }
-    out
+        }
+    })
 }
 
 #[cfg(test)]

@@ -1,18 +1,23 @@
 //! One walk of the records that builds their index and, at the same time, the indexes of
 //! the elements of their arrays of objects (each element a record of its own, its fields
-//! named relative to it): every scalar is read and looked up once, for the records' chunk,
-//! and the slots it adds are also noted for the innermost element holding it. An element
-//! chunk is the records' keys again, with the runs of the elements holding them. The
-//! elements' places in the text, their records and enclosing elements are reported to an
-//! [`ElementScan`] as they are met.
+//! named relative to it): every scalar is read and looked up once, for the records' chunk.
+//! The walk notes where each element's own values are among the record's slots (cut where
+//! an element of an inner array sits), and when the record is done, while its slots are
+//! still in cache, hands them to the elements' paths, renumbered densely per path. An
+//! element chunk is the records' keys again, with the runs of the elements holding them.
+//! The elements' places in the text, their records and enclosing elements are reported to
+//! an [`ElementScan`] as they are met.
 //!
 //! An element's chunk indexes nothing inside the arrays of objects it holds (their
 //! elements are indexed on their own): a scalar met in such an array before its first
 //! object is dropped when the chunks are merged (see [`Chunk::drop_fields`]).
 
+use std::ops::Range;
+
 use super::{
     chunks_of, group_by_slot, Chunk, ChunkBuilder, ChunkField, SortedField, MAX_CHUNK_LEN,
 };
+use crate::fxhash::FxHashMap;
 use crate::json::elements::ElementVisit;
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
@@ -39,10 +44,20 @@ pub(crate) fn build_with_elements<S: ElementScan>(
     scan: impl Fn() -> S + Sync + Send,
 ) -> (Vec<Chunk>, Vec<Walked<S>>) {
     let chunks = chunks_of(docs);
+    // The slot lists of a chunk grow to megabytes: each chunk reuses a finished chunk's
+    // (growing a new one copies it at every doubling and faults in fresh pages).
+    let spare: par::Pool<Vec<Vec<u32>>> = par::Pool::default();
     let walked = par::map(chunks, |(base, chunk)| {
+        let mut lists = spare.take();
+        let mut main = ChunkBuilder::new(base, chunk.len(), "", &[]);
+        main.walked = lists.pop().unwrap_or_default();
         let mut joint = Joint {
-            main: ChunkBuilder::new(base, chunk.len(), "", &[]),
+            main,
             scan: scan(),
+            spare: lists,
+            scalar_fields: Vec::new(),
+            segments: Vec::new(),
+            dense: DenseSlots::default(),
             level_of: Vec::new(),
             plain_noted: Vec::new(),
             levels: Vec::new(),
@@ -56,33 +71,101 @@ pub(crate) fn build_with_elements<S: ElementScan>(
             joint.active.clear();
             walk(doc, &mut joint);
             joint.main.record_ends.push(joint.main.walked.len());
+            joint.file_elements();
         }
         let Joint {
-            main, scan, levels, ..
+            main,
+            scan,
+            levels,
+            dense,
+            ..
         } = joint;
         let (fields, mut walked, ends, base, slot_count) = main.into_sorted();
-        let mut dense = vec![NONE; slot_count as usize];
+        let mut lists = Vec::with_capacity(levels.len() + 1);
         let elements = levels
             .into_iter()
-            .map(|level| {
+            .enumerate()
+            .map(|(number, level)| {
                 let path = level.path.clone();
-                (path, level.chunks(&fields, &mut dense))
+                let (chunks, list) = level.chunks(number as u32, &fields, &dense);
+                lists.push(list);
+                (path, chunks)
             })
             .collect();
         drop(dense);
         let records = Chunk::of_records(fields, &mut walked, &ends, base, slot_count);
+        lists.push(walked);
+        for list in &mut lists {
+            list.clear();
+        }
+        spare.give(lists);
         (records, Walked { scan, elements })
     });
     walked.into_iter().unzip()
 }
 
-/// The elements of one array-of-objects path in one chunk of records: the records'
-/// slots each element was added to, element after element.
+/// Each slot's number among the slots held by the elements of one path (its level),
+/// dense from 0 per level: counting an element chunk then takes arrays of the elements'
+/// slots, not of all the records'.
+#[derive(Default)]
+struct DenseSlots {
+    /// By slot: its level and number there; ([`NONE`], 0) before an element held it.
+    by_slot: Vec<(u32, u32)>,
+    /// A slot also held by the elements of another level (a path that is an array of
+    /// objects in some records and a plain object in others): its number there, by
+    /// (level, slot).
+    more: FxHashMap<(u32, u32), u32>,
+}
+
+impl DenseSlots {
+    /// The number of `slot` in `level`, which counts `held` slots so far.
+    fn number(&mut self, level: u32, slot: u32, held: &mut u32) -> u32 {
+        let entry = &mut self.by_slot[slot as usize];
+        if entry.0 == level {
+            return entry.1;
+        }
+        let mut next = || {
+            *held += 1;
+            *held - 1
+        };
+        if entry.0 == NONE {
+            *entry = (level, next());
+            return entry.1;
+        }
+        *self.more.entry((level, slot)).or_insert_with(next)
+    }
+
+    fn get(&self, level: u32, slot: u32) -> Option<u32> {
+        match self.by_slot.get(slot as usize) {
+            Some(&(l, number)) if l == level => Some(number),
+            Some(&(NONE, _)) | None => None,
+            Some(_) => self.more.get(&(level, slot)).copied(),
+        }
+    }
+}
+
+/// A stretch of one element's own values in the record being walked: its slots in the
+/// records' walked slots and the fields of its scalars in [`Joint::scalar_fields`]. An
+/// element's values are cut where an element of an inner array of objects sits; its last
+/// segment `closes` it (and may be empty).
+struct Segment {
+    level: u32,
+    slots: Range<u32>,
+    fields: Range<u32>,
+    closes: bool,
+}
+
+/// The elements of one array-of-objects path in one chunk of records: the slots each
+/// element holds (numbered by [`DenseSlots`]), element after element.
 struct Level {
     path: Box<str>,
-    walked: Vec<u32>,
-    /// Per element (closed): where its slots end in `walked`.
+    list: Vec<u32>,
+    /// Per element (closed): where its slots end in `list`.
     ends: Vec<usize>,
+    /// How many distinct slots the elements hold.
+    held: u32,
+    /// The first 64 fields the element being walked holds a scalar of, by bit.
+    holding: u64,
     /// Per field of the records: its number in `fields` ([`NONE`] before it held a value
     /// in an element).
     field_of: Vec<u32>,
@@ -101,9 +184,52 @@ struct LevelField {
 }
 
 impl Level {
-    /// The element being walked (elements of one path never nest).
-    fn element(&self) -> usize {
-        self.ends.len()
+    /// The element being walked holds a scalar of the records' field `main`.
+    #[inline]
+    fn hold(&mut self, main: usize) {
+        let i = match self.field_of.get(main) {
+            Some(&i) if i != NONE => i as usize,
+            _ => {
+                self.field(main);
+                self.field_of[main] as usize
+            }
+        };
+        if i < 64 {
+            let bit = 1u64 << i;
+            if self.holding & bit != 0 {
+                self.fields[i].multi = true;
+            }
+            self.holding |= bit;
+        } else {
+            let element = self.ends.len();
+            let (word, bit) = (element / 64, 1u64 << (element % 64));
+            let field = &mut self.fields[i];
+            if field.exists.len() <= word {
+                field.exists.resize(word + 1, 0);
+            }
+            if field.exists[word] & bit != 0 {
+                field.multi = true;
+            }
+            field.exists[word] |= bit;
+        }
+    }
+
+    /// The element being walked ends: the fields it held (the first 64, by bits of
+    /// `holding`) are marked in their `exists`.
+    fn close(&mut self) {
+        let element = self.ends.len();
+        let (word, bit) = (element / 64, 1u64 << (element % 64));
+        let mut held = std::mem::take(&mut self.holding);
+        while held != 0 {
+            let i = held.trailing_zeros() as usize;
+            held &= held - 1;
+            let exists = &mut self.fields[i].exists;
+            if exists.len() <= word {
+                exists.resize(word + 1, 0);
+            }
+            exists[word] |= bit;
+        }
+        self.ends.push(self.list.len());
     }
 
     fn field(&mut self, main: usize) -> &mut LevelField {
@@ -122,39 +248,33 @@ impl Level {
         &mut self.fields[self.field_of[main] as usize]
     }
 
-    /// The chunks of these elements, [`MAX_CHUNK_LEN`] elements each, made from the
-    /// records' `fields` (keys sorted, with slots out of `slot_count`).
-    ///
-    /// The elements hold few of the records' slots: they are renumbered densely first
-    /// (`dense`, [`NONE`] for the slots they do not hold: all of it again on return),
-    /// so that counting them takes arrays of the elements' slots, not the records'.
-    fn chunks(self, fields: &[SortedField], dense: &mut [u32]) -> Vec<Chunk> {
+    /// The chunks of these elements (level `number`), [`MAX_CHUNK_LEN`] elements each,
+    /// made from the records' `fields` (keys sorted, with slots); gives back the slot
+    /// list, for another chunk of records.
+    fn chunks(
+        self,
+        number: u32,
+        fields: &[SortedField],
+        dense: &DenseSlots,
+    ) -> (Vec<Chunk>, Vec<u32>) {
         let Level {
             path,
-            mut walked,
+            mut list,
             ends,
+            held,
             fields: level_fields,
             ..
         } = self;
-        let mut held: Vec<u32> = Vec::new();
-        for slot in &mut walked {
-            let d = &mut dense[*slot as usize];
-            if *d == NONE {
-                *d = held.len() as u32;
-                held.push(*slot);
-            }
-            *slot = *d;
-        }
         let n = ends.len();
         let mut out = Vec::with_capacity(n.div_ceil(MAX_CHUNK_LEN));
         for start in (0..n).step_by(MAX_CHUNK_LEN) {
             let end = (start + MAX_CHUNK_LEN).min(n);
             let from = if start == 0 { 0 } else { ends[start - 1] };
-            let grouped = group_by_slot(&mut walked, &ends[start..end], from, held.len() as u32);
+            let grouped = group_by_slot(&mut list, &ends[start..end], from, held);
             let starts = &grouped.starts;
-            let run = |slot: u32| match dense[slot as usize] {
-                NONE => 0..0,
-                d => starts[d as usize]..starts[d as usize + 1],
+            let run = |slot: u32| match dense.get(number, slot) {
+                None => 0..0,
+                Some(d) => starts[d as usize]..starts[d as usize + 1],
             };
             // `start` is a multiple of 64: the chunk's bits are whole words.
             let words = start / 64..end.div_ceil(64);
@@ -187,10 +307,7 @@ impl Level {
                 fields: chunk_fields,
             });
         }
-        for slot in held {
-            dense[slot as usize] = NONE;
-        }
-        out
+        (out, list)
     }
 }
 
@@ -198,22 +315,95 @@ impl Level {
 struct Joint<'a, S> {
     main: ChunkBuilder<'a>,
     scan: S,
+    /// Slot lists of a finished chunk of records, for the levels met.
+    spare: Vec<Vec<u32>>,
+    /// The field of each scalar met inside an element of the record being walked, in walk
+    /// order.
+    scalar_fields: Vec<u32>,
+    /// The segments of the elements' values in the record being walked, in walk order.
+    segments: Vec<Segment>,
+    dense: DenseSlots,
     /// Per field of `main`: its number in `levels` ([`NONE`] before its first element).
     level_of: Vec<u32>,
     /// Per field of `main`: whether a plain object there was reported to the scan.
     plain_noted: Vec<bool>,
     levels: Vec<Level>,
-    /// The elements open, innermost last, by number in `levels`.
-    active: Vec<u32>,
+    /// The elements open, innermost last.
+    active: Vec<Open>,
     /// An element was opened and its object is not reported yet.
     opening: bool,
 }
 
+/// An element being walked: its level, and where the segment of its own values being
+/// walked starts.
+struct Open {
+    level: u32,
+    slots: u32,
+    fields: u32,
+}
+
 const NONE: u32 = u32::MAX;
 
-/// The slots a path's elements start with room for in a chunk of records (256 KiB): the
-/// lists of the common paths grow to millions, and each doubling copies the list.
-const LEVEL_CAPACITY: usize = 1 << 16;
+impl<S> Joint<'_, S> {
+    /// Where the walk is: the next slot and scalar field.
+    fn here(&self) -> (u32, u32) {
+        (
+            self.main.walked.len() as u32,
+            self.scalar_fields.len() as u32,
+        )
+    }
+
+    /// Ends the segment of the innermost open element's values walked so far: at the
+    /// start of an inner element (`closes` false) or at its own end.
+    fn cut(&mut self, closes: bool) {
+        let (slots, fields) = self.here();
+        if let Some(open) = self.active.last() {
+            if closes || open.slots < slots || open.fields < fields {
+                self.segments.push(Segment {
+                    level: open.level,
+                    slots: open.slots..slots,
+                    fields: open.fields..fields,
+                    closes,
+                });
+            }
+        }
+    }
+
+    /// Hands the record just walked's element values to their levels: each slot
+    /// renumbered for its level, each scalar's field marked as held by its element.
+    fn file_elements(&mut self) {
+        let Joint {
+            main,
+            scalar_fields,
+            segments,
+            dense,
+            levels,
+            ..
+        } = self;
+        if segments.is_empty() {
+            return;
+        }
+        if dense.by_slot.len() < main.slot_count as usize {
+            dense.by_slot.resize(main.slot_count as usize, (NONE, 0));
+        }
+        for segment in segments.drain(..) {
+            let level = &mut levels[segment.level as usize];
+            let slots = &main.walked[segment.slots.start as usize..segment.slots.end as usize];
+            for &slot in slots {
+                let number = dense.number(segment.level, slot, &mut level.held);
+                level.list.push(number);
+            }
+            let range = segment.fields.start as usize..segment.fields.end as usize;
+            for &f in &scalar_fields[range] {
+                level.hold(f as usize);
+            }
+            if segment.closes {
+                level.close();
+            }
+        }
+        scalar_fields.clear();
+    }
+}
 
 impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
     fn enter(&mut self, key: &str) {
@@ -230,25 +420,10 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
     }
 
     fn scalar(&mut self, value: Scalar<'a>) {
-        let before = self.main.walked.len();
         let f = self.main.current();
         self.main.scalar(value);
-        if let Some(&l) = self.active.last() {
-            let level = &mut self.levels[l as usize];
-            // A value adds a few slots: pushed one by one, not copied through `memmove`.
-            for &slot in &self.main.walked[before..] {
-                level.walked.push(slot);
-            }
-            let element = level.element();
-            let field = level.field(f);
-            let (word, bit) = (element / 64, 1u64 << (element % 64));
-            if field.exists.len() <= word {
-                field.exists.resize(word + 1, 0);
-            }
-            if field.exists[word] & bit != 0 {
-                field.multi = true;
-            }
-            field.exists[word] |= bit;
+        if !self.active.is_empty() {
+            self.scalar_fields.push(f as u32);
         }
     }
 
@@ -267,8 +442,8 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
                 self.plain_noted[f] = true;
                 self.scan.plain(&self.main.fields[f].path);
             }
-            if let Some(&l) = self.active.last() {
-                self.levels[l as usize].field(f).holds_objects = true;
+            if let Some(open) = self.active.last() {
+                self.levels[open.level as usize].field(f).holds_objects = true;
             }
         }
     }
@@ -282,23 +457,34 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
             self.level_of[f] = self.levels.len() as u32;
             self.levels.push(Level {
                 path: self.main.fields[f].path.clone(),
-                walked: Vec::with_capacity(LEVEL_CAPACITY),
+                list: self.spare.pop().unwrap_or_default(),
                 ends: Vec::new(),
+                held: 0,
+                holding: 0,
                 field_of: Vec::new(),
                 fields: Vec::new(),
             });
         }
-        let l = self.level_of[f];
-        self.scan.open(&self.main.fields[f].path, l, start);
-        self.active.push(l);
+        let level = self.level_of[f];
+        self.scan.open(&self.main.fields[f].path, level, start);
+        self.cut(false);
+        let (slots, fields) = self.here();
+        self.active.push(Open {
+            level,
+            slots,
+            fields,
+        });
         self.opening = true;
     }
 
     fn element_close(&mut self, end: usize) {
         self.scan.close(end);
-        if let Some(l) = self.active.pop() {
-            let level = &mut self.levels[l as usize];
-            level.ends.push(level.walked.len());
+        self.cut(true);
+        self.active.pop();
+        let (slots, fields) = self.here();
+        if let Some(open) = self.active.last_mut() {
+            open.slots = slots;
+            open.fields = fields;
         }
     }
 }
@@ -392,6 +578,36 @@ mod tests {
         assert_eq!(m.exists().iter().collect::<Vec<_>>(), [0, 1, 2]);
         let number = |x: f64| m.numbers().get(x).unwrap().iter().collect::<Vec<_>>();
         assert_eq!((number(1.0), number(2.0)), (vec![0], vec![2]));
+    }
+
+    /// A value held by the elements of two paths (`p` an array of objects in one record
+    /// and a plain object inside an element of `v` in another): each path's elements
+    /// number its slot on their own, and each finds its own element holding it.
+    #[test]
+    fn a_value_held_at_two_levels_is_found_at_both() {
+        let docs = [
+            r#"{"id":"a","v":[{"n":"x","p":[{"m":1},{"m":2}]}]}"#,
+            r#"{"id":"b","v":[{"n":"y"},{"n":"z","p":{"m":1}}]}"#,
+        ];
+        let (_, walked) = build_with_elements(&docs, Seen::default);
+        let [walked] = <[Walked<Seen>; 1]>::try_from(walked).ok().unwrap();
+        let mut elements = walked.elements;
+        let mut index_of = |path: &str| {
+            let at = elements.iter().position(|(p, _)| &**p == path).unwrap();
+            merge(std::mem::take(&mut elements[at].1))
+        };
+        let prices = index_of("v.p");
+        let m = prices.field(prices.lookup("m").unwrap());
+        let holding = |x: f64| m.numbers().get(x).unwrap().iter().collect::<Vec<_>>();
+        assert_eq!((holding(1.0), holding(2.0)), (vec![0], vec![1]));
+        let variants = index_of("v");
+        let pm = variants.field(variants.lookup("p.m").unwrap());
+        let holding: Vec<u32> = pm.numbers().get(1.0).unwrap().iter().collect();
+        assert_eq!(holding, [2]);
+        assert_eq!(pm.exists().iter().collect::<Vec<_>>(), [2]);
+        let n = variants.field(variants.lookup("n").unwrap());
+        assert_eq!(n.exists().iter().collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(n.single_valued() && m.single_valued());
     }
 
     /// More elements of one path than a chunk's 16-bit ids number: the walk starts a new
