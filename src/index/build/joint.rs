@@ -610,6 +610,42 @@ mod tests {
         assert!(n.single_valued() && m.single_valued());
     }
 
+    /// An element with more fields than the 64 marked by bits while it is walked: the
+    /// fields past them are marked one by one, with the same `exists` and `multi`.
+    #[test]
+    fn elements_with_more_than_64_fields_mark_every_field() {
+        let wide: Vec<String> = (0..70).map(|i| format!(r#""f{i:02}":{i}"#)).collect();
+        let first = format!(
+            r#"{{"id":"a","e":[{{{}}},{{"f68":[1,2]}}]}}"#,
+            wide.join(",")
+        );
+        let second = r#"{"id":"b","e":[{"f03":[3,4],"f69":5}]}"#;
+        let (_, walked) = build_with_elements(&[first.as_str(), second], Seen::default);
+        let [walked] = <[Walked<Seen>; 1]>::try_from(walked).ok().unwrap();
+        let [(path, chunks)] = <[(Box<str>, Vec<Chunk>); 1]>::try_from(walked.elements)
+            .ok()
+            .unwrap();
+        assert_eq!(&*path, "e");
+        let index = merge(chunks);
+        let field = |name: &str| index.field(index.lookup(name).unwrap());
+        let exists = |name: &str| field(name).exists().iter().collect::<Vec<_>>();
+        assert_eq!(exists("f00"), [0]);
+        assert_eq!(exists("f03"), [0, 2]);
+        assert_eq!(exists("f67"), [0]);
+        assert_eq!(exists("f68"), [0, 1]);
+        assert_eq!(exists("f69"), [0, 2]);
+        assert!(!field("f03").single_valued() && !field("f68").single_valued());
+        assert!(field("f00").single_valued() && field("f69").single_valued());
+        let holding = |name: &str, x: f64| {
+            let postings = field(name).numbers().get(x).unwrap();
+            postings.iter().collect::<Vec<_>>()
+        };
+        assert_eq!(
+            (holding("f68", 2.0), holding("f69", 5.0)),
+            (vec![1], vec![2])
+        );
+    }
+
     /// More elements of one path than a chunk's 16-bit ids number: the walk starts a new
     /// chunk of elements, and every element keeps its own id.
     #[test]
