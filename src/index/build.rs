@@ -76,7 +76,7 @@ pub(crate) fn build_at(docs: &[&str], at: &str, skip: &[&str]) -> Index {
         for (i, doc) in chunk.iter().enumerate() {
             builder.doc = base + i as u32;
             walk(doc, &mut builder);
-            builder.record_ends.push(builder.walked.len());
+            builder.record_ends.push(builder.walked.len() as u32);
         }
         let (chunk, mut spare) = builder.finish();
         spare.clear();
@@ -243,7 +243,7 @@ struct ChunkBuilder<'a> {
     /// counting loops of `finish` overlap their misses.
     walked: Vec<u32>,
     /// Per record walked: where its slots end in `walked`.
-    record_ends: Vec<usize>,
+    record_ends: Vec<u32>,
 }
 
 impl<'a> ChunkBuilder<'a> {
@@ -486,7 +486,7 @@ impl<'a> ChunkBuilder<'a> {
 
     /// The walked chunk's fields with their keys sorted, the walked slots, where each
     /// record's end, the first record and the number of slots.
-    fn into_sorted(self) -> (Vec<SortedField>, Vec<u32>, Vec<usize>, u32, u32) {
+    fn into_sorted(self) -> (Vec<SortedField>, Vec<u32>, Vec<u32>, u32, u32) {
         let ChunkBuilder {
             fields,
             slot_count,
@@ -608,14 +608,14 @@ struct Grouped {
 /// Counting-sorts the slots `walked[from..]` of the docs ending at `ends` (positions in
 /// `walked`; at most [`MAX_CHUNK_LEN`] docs) by slot. A slot met again within a doc is
 /// dropped (marked `REPEAT` in `walked`).
-fn group_by_slot(walked: &mut [u32], ends: &[usize], from: usize, slot_count: u32) -> Grouped {
+fn group_by_slot(walked: &mut [u32], ends: &[u32], from: usize, slot_count: u32) -> Grouped {
     const REPEAT: u32 = u32::MAX;
     // Per slot: the last doc counted and how many docs, side by side (one cache line per
     // slot).
     let mut counted = vec![(u32::MAX, 0u32); slot_count as usize];
     let mut start = from;
     for (doc, &end) in ends.iter().enumerate() {
-        let doc = doc as u32;
+        let (doc, end) = (doc as u32, end as usize);
         for slot in &mut walked[start..end] {
             let (last, count) = &mut counted[*slot as usize];
             if *last == doc {
@@ -639,6 +639,7 @@ fn group_by_slot(walked: &mut [u32], ends: &[usize], from: usize, slot_count: u3
     let mut ids = vec![0u16; total as usize];
     let mut start = from;
     for (offset, &end) in ends.iter().enumerate() {
+        let end = end as usize;
         // Below 65,536: a chunk holds at most `MAX_CHUNK_LEN` docs.
         let offset = offset as u16;
         for &slot in &walked[start..end] {
@@ -850,7 +851,7 @@ impl Chunk {
     fn of_records(
         fields: Vec<SortedField>,
         walked: &mut [u32],
-        ends: &[usize],
+        ends: &[u32],
         base: u32,
         slot_count: u32,
     ) -> Chunk {
@@ -908,35 +909,53 @@ pub(crate) fn merge(chunks: Vec<Chunk>) -> Index {
 /// with each key and its ids (ascending: chunks come in id order). `parts` are the
 /// chunks' numbers and how many keys each has; `key(p, i)` is key `i` of part `p` and its
 /// run of that chunk's ids. Each chunk's keys are sorted already, so this is a k-way
-/// merge: a binary heap of the chunks' next keys, ties broken by chunk order.
-fn merge_keys<K>(
+/// merge: a tournament tree over the parts' next keys, ties broken by part order, where
+/// taking a key replays one path from its leaf to the root (one comparison a level).
+fn merge_keys<K: Copy>(
     ids: &[ChunkIds],
     parts: &[(usize, usize)],
     key: impl Fn(usize, usize) -> (K, Range<u32>),
     cmp: impl Fn(&K, &K) -> Ordering,
     mut push: impl FnMut(&K, &[u32]),
 ) {
-    // The heap holds (part, position) of each part's next key; it is ordered by key, then
-    // part, smallest first.
-    let less = |a: (usize, usize), b: (usize, usize)| {
-        cmp(&key(a.0, a.1).0, &key(b.0, b.1).0).then(a.0.cmp(&b.0)) == Ordering::Less
-    };
-    let mut heap: Vec<(usize, usize)> = (0..parts.len())
-        .filter(|&p| parts[p].1 > 0)
-        .map(|p| (p, 0))
-        .collect();
-    // Heapify (a min-heap under `less`).
-    for i in (0..heap.len() / 2).rev() {
-        sift_down(&mut heap, i, &less);
+    if parts.is_empty() {
+        return;
     }
+    let leaves = parts.len().next_power_of_two();
+    // Per leaf: its part's next key and run (none once the part is done, or past the
+    // parts), and where that key is in the part.
+    let mut next: Vec<Option<(K, Range<u32>)>> = (0..leaves)
+        .map(|p| (p < parts.len() && parts[p].1 > 0).then(|| key(p, 0)))
+        .collect();
+    let mut at = vec![0usize; parts.len()];
+    // Whether leaf `a`'s next key comes before leaf `b`'s (a done part comes last).
+    let first = |next: &[Option<(K, Range<u32>)>], a: usize, b: usize| match (&next[a], &next[b]) {
+        (Some((x, _)), Some((y, _))) => cmp(x, y).then(a.cmp(&b)) == Ordering::Less,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    // `won[n]` for n in 1..leaves: the leaf whose key comes first below node n (the
+    // children of n are 2n and 2n + 1; node `leaves + p` is leaf p).
+    let mut won = vec![0usize; leaves.max(2)];
+    let winner = |won: &[usize], node: usize| {
+        if node >= leaves {
+            node - leaves
+        } else {
+            won[node]
+        }
+    };
+    for node in (1..leaves).rev() {
+        let (l, r) = (winner(&won, 2 * node), winner(&won, 2 * node + 1));
+        won[node] = if first(&next, r, l) { r } else { l };
+    }
+    let top = |won: &[usize]| if leaves == 1 { 0 } else { won[1] };
     let mut run: Vec<u32> = Vec::new();
-    while let Some(&top) = heap.first() {
+    while let Some((current, _)) = next[top(&won)].clone() {
         run.clear();
-        let (current, _) = key(top.0, top.1);
-        while let Some(&next) = heap.first() {
-            let (p, i) = next;
-            let (next_key, r) = key(p, i);
-            if cmp(&next_key, &current) != Ordering::Equal {
+        loop {
+            let p = top(&won);
+            let Some((k, r)) = &next[p] else { break };
+            if cmp(k, &current) != Ordering::Equal {
                 break;
             }
             let (c, len) = parts[p];
@@ -946,41 +965,16 @@ fn merge_keys<K>(
                     .iter()
                     .map(|&id| base + u32::from(id)),
             );
-            if i + 1 < len {
-                heap[0] = (p, i + 1);
-            } else {
-                let last = heap.pop().expect("not empty");
-                if heap.is_empty() {
-                    break;
-                }
-                heap[0] = last;
+            at[p] += 1;
+            next[p] = (at[p] < len).then(|| key(p, at[p]));
+            let mut node = (leaves + p) / 2;
+            while node >= 1 {
+                let (l, r) = (winner(&won, 2 * node), winner(&won, 2 * node + 1));
+                won[node] = if first(&next, r, l) { r } else { l };
+                node /= 2;
             }
-            sift_down(&mut heap, 0, &less);
         }
         push(&current, &run);
-    }
-}
-
-/// Restores the heap property below `i` (a min-heap under `less`).
-fn sift_down(
-    heap: &mut [(usize, usize)],
-    mut i: usize,
-    less: &impl Fn((usize, usize), (usize, usize)) -> bool,
-) {
-    loop {
-        let (l, r) = (2 * i + 1, 2 * i + 2);
-        let mut smallest = i;
-        if l < heap.len() && less(heap[l], heap[smallest]) {
-            smallest = l;
-        }
-        if r < heap.len() && less(heap[r], heap[smallest]) {
-            smallest = r;
-        }
-        if smallest == i {
-            return;
-        }
-        heap.swap(i, smallest);
-        i = smallest;
     }
 }
 
@@ -1108,6 +1102,44 @@ mod tests {
                 if point > 0 { "." } else { "" }, &frac[..point]);
             let parsed: f64 = text.parse().unwrap();
             proptest::prop_assert_eq!(short_decimal(&text).map(f64::to_bits), Some(parsed.to_bits()), "{}", text);
+        }
+    }
+
+    proptest::proptest! {
+        /// The k-way merge gives every key once, in order, with the ids of every chunk
+        /// holding it in chunk order, for any number of chunks (one, a power of two or
+        /// not, some empty).
+        #[test]
+        fn merged_keys_are_every_chunk_s_keys_in_order(
+            chunks in proptest::collection::vec(
+                proptest::collection::btree_map(0u8..40, 1usize..4, 0..20), 1..12)
+        ) {
+            // Chunk `c` starts at record 100c; its key `k` is held by `n` records from
+            // there, one run each, laid out one after another in its ids.
+            let mut ids: Vec<ChunkIds> = Vec::new();
+            let mut keyed: Vec<Vec<(u8, Range<u32>)>> = Vec::new();
+            for (c, keys) in chunks.iter().enumerate() {
+                let mut list = Vec::new();
+                let mut runs = Vec::new();
+                for (&k, &n) in keys {
+                    let start = list.len() as u32;
+                    list.extend((0..n as u16).map(|i| i + u16::from(k)));
+                    runs.push((k, start..list.len() as u32));
+                }
+                ids.push((100 * c as u32, list));
+                keyed.push(runs);
+            }
+            let parts: Vec<(usize, usize)> = keyed.iter().enumerate().map(|(c, k)| (c, k.len())).collect();
+            let mut merged: Vec<(u8, Vec<u32>)> = Vec::new();
+            merge_keys(&ids, &parts, |p, i| keyed[p][i].clone(), |a, b| a.cmp(b), |k, list| merged.push((*k, list.to_vec())));
+            let mut expected: BTreeMap<u8, Vec<u32>> = BTreeMap::new();
+            for (c, keys) in chunks.iter().enumerate() {
+                for (&k, &n) in keys {
+                    let base = 100 * c as u32 + u32::from(k);
+                    expected.entry(k).or_default().extend(base..base + n as u32);
+                }
+            }
+            proptest::prop_assert_eq!(merged, expected.into_iter().collect::<Vec<_>>());
         }
     }
 

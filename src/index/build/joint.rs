@@ -3,8 +3,9 @@
 //! named relative to it): every scalar is read and looked up once, for the records' chunk.
 //! The walk notes where each element's own values are among the record's slots (cut where
 //! an element of an inner array sits), and when the record is done, while its slots are
-//! still in cache, hands them to the elements' paths, renumbered densely per path. An
-//! element chunk is the records' keys again, with the runs of the elements holding them.
+//! still in cache, copies them to the elements' paths; once the chunk of records is
+//! walked, each path's slots are renumbered densely. An element chunk is the records'
+//! keys again, with the runs of the elements holding them.
 //! The elements' places in the text, their records and enclosing elements are reported to
 //! an [`ElementScan`] as they are met.
 //!
@@ -17,7 +18,6 @@ use std::ops::Range;
 use super::{
     chunks_of, group_by_slot, Chunk, ChunkBuilder, ChunkField, SortedField, MAX_CHUNK_LEN,
 };
-use crate::fxhash::FxHashMap;
 use crate::json::elements::ElementVisit;
 use crate::json::walk::{walk, Scalar, Visit};
 use crate::par;
@@ -57,7 +57,6 @@ pub(crate) fn build_with_elements<S: ElementScan>(
             spare: lists,
             scalar_fields: Vec::new(),
             segments: Vec::new(),
-            dense: DenseSlots::default(),
             level_of: Vec::new(),
             plain_noted: Vec::new(),
             levels: Vec::new(),
@@ -70,25 +69,22 @@ pub(crate) fn build_with_elements<S: ElementScan>(
             joint.scan.record(record);
             joint.active.clear();
             walk(doc, &mut joint);
-            joint.main.record_ends.push(joint.main.walked.len());
+            joint.main.record_ends.push(joint.main.walked.len() as u32);
             joint.file_elements();
         }
         let Joint {
-            main,
-            scan,
-            levels,
-            dense,
-            ..
+            main, scan, levels, ..
         } = joint;
         let (fields, mut walked, ends, base, slot_count) = main.into_sorted();
-        let mut lists = Vec::with_capacity(levels.len() + 1);
+        let mut dense = DenseSlots::new(slot_count);
+        let mut lists = Vec::with_capacity(2 * levels.len() + 1);
         let elements = levels
             .into_iter()
-            .enumerate()
-            .map(|(number, level)| {
+            .map(|level| {
                 let path = level.path.clone();
-                let (chunks, list) = level.chunks(number as u32, &fields, &dense);
+                let (chunks, [list, ends]) = level.chunks(&fields, &mut dense);
                 lists.push(list);
+                lists.push(ends);
                 (path, chunks)
             })
             .collect();
@@ -105,42 +101,51 @@ pub(crate) fn build_with_elements<S: ElementScan>(
 }
 
 /// Each slot's number among the slots held by the elements of one path (its level),
-/// dense from 0 per level: counting an element chunk then takes arrays of the elements'
-/// slots, not of all the records'.
-#[derive(Default)]
+/// dense from 0: counting an element chunk then takes arrays of the elements' slots, not
+/// of all the records'. One level at a time is numbered.
 struct DenseSlots {
-    /// By slot: its level and number there; ([`NONE`], 0) before an element held it.
-    by_slot: Vec<(u32, u32)>,
-    /// A slot also held by the elements of another level (a path that is an array of
-    /// objects in some records and a plain object in others): its number there, by
-    /// (level, slot).
-    more: FxHashMap<(u32, u32), u32>,
+    /// By slot of the records: its number in the level ([`NONE`] when its elements hold
+    /// none).
+    number: Vec<u32>,
+    /// The slots numbered, in order.
+    held: Vec<u32>,
 }
 
 impl DenseSlots {
-    /// The number of `slot` in `level`, which counts `held` slots so far.
-    fn number(&mut self, level: u32, slot: u32, held: &mut u32) -> u32 {
-        let entry = &mut self.by_slot[slot as usize];
-        if entry.0 == level {
-            return entry.1;
+    fn new(slot_count: u32) -> DenseSlots {
+        DenseSlots {
+            number: vec![NONE; slot_count as usize],
+            held: Vec::new(),
         }
-        let mut next = || {
-            *held += 1;
-            *held - 1
-        };
-        if entry.0 == NONE {
-            *entry = (level, next());
-            return entry.1;
-        }
-        *self.more.entry((level, slot)).or_insert_with(next)
     }
 
-    fn get(&self, level: u32, slot: u32) -> Option<u32> {
-        match self.by_slot.get(slot as usize) {
-            Some(&(l, number)) if l == level => Some(number),
-            Some(&(NONE, _)) | None => None,
-            Some(_) => self.more.get(&(level, slot)).copied(),
+    /// Numbers the slots of one level's `list` in place; how many distinct slots it holds.
+    fn renumber(&mut self, list: &mut [u32]) -> u32 {
+        for slot in list {
+            let number = &mut self.number[*slot as usize];
+            if *number == NONE {
+                *number = self.held.len() as u32;
+                self.held.push(*slot);
+            }
+            *slot = *number;
         }
+        self.held.len() as u32
+    }
+
+    /// The number of `slot` in the level numbered last.
+    fn get(&self, slot: u32) -> Option<u32> {
+        match self.number.get(slot as usize) {
+            Some(&number) if number != NONE => Some(number),
+            _ => None,
+        }
+    }
+
+    /// Forgets the level numbered last.
+    fn clear(&mut self) {
+        for &slot in &self.held {
+            self.number[slot as usize] = NONE;
+        }
+        self.held.clear();
     }
 }
 
@@ -156,16 +161,21 @@ struct Segment {
 }
 
 /// The elements of one array-of-objects path in one chunk of records: the slots each
-/// element holds (numbered by [`DenseSlots`]), element after element.
+/// element holds, element after element.
 struct Level {
     path: Box<str>,
     list: Vec<u32>,
     /// Per element (closed): where its slots end in `list`.
-    ends: Vec<usize>,
-    /// How many distinct slots the elements hold.
-    held: u32,
+    ends: Vec<u32>,
     /// The first 64 fields the element being walked holds a scalar of, by bit.
     holding: u64,
+    /// The word of `exists` that the elements being closed fall in, and per field of the
+    /// first 64 its bits there, marked in `exists` once the elements move past it
+    /// ([`Level::flush_word`]).
+    word: usize,
+    word_bits: [u64; 64],
+    /// The fields with bits in `word_bits`, by bit.
+    word_fields: u64,
     /// Per field of the records: its number in `fields` ([`NONE`] before it held a value
     /// in an element).
     field_of: Vec<u32>,
@@ -215,21 +225,38 @@ impl Level {
     }
 
     /// The element being walked ends: the fields it held (the first 64, by bits of
-    /// `holding`) are marked in their `exists`.
+    /// `holding`) are marked in the word of `exists` it falls in.
+    #[inline]
     fn close(&mut self) {
         let element = self.ends.len();
-        let (word, bit) = (element / 64, 1u64 << (element % 64));
+        if element / 64 != self.word {
+            self.flush_word();
+            self.word = element / 64;
+        }
+        let bit = 1u64 << (element % 64);
         let mut held = std::mem::take(&mut self.holding);
+        self.word_fields |= held;
         while held != 0 {
             let i = held.trailing_zeros() as usize;
             held &= held - 1;
+            self.word_bits[i] |= bit;
+        }
+        self.ends.push(self.list.len() as u32);
+    }
+
+    /// Marks the bits gathered in `word_bits` in the fields' `exists`.
+    fn flush_word(&mut self) {
+        let word = self.word;
+        let mut fields = std::mem::take(&mut self.word_fields);
+        while fields != 0 {
+            let i = fields.trailing_zeros() as usize;
+            fields &= fields - 1;
             let exists = &mut self.fields[i].exists;
             if exists.len() <= word {
                 exists.resize(word + 1, 0);
             }
-            exists[word] |= bit;
+            exists[word] |= std::mem::take(&mut self.word_bits[i]);
         }
-        self.ends.push(self.list.len());
     }
 
     fn field(&mut self, main: usize) -> &mut LevelField {
@@ -248,31 +275,35 @@ impl Level {
         &mut self.fields[self.field_of[main] as usize]
     }
 
-    /// The chunks of these elements (level `number`), [`MAX_CHUNK_LEN`] elements each,
-    /// made from the records' `fields` (keys sorted, with slots); gives back the slot
-    /// list, for another chunk of records.
+    /// The chunks of these elements, [`MAX_CHUNK_LEN`] elements each, made from the
+    /// records' `fields` (keys sorted, with slots), their slots numbered by `dense`;
+    /// gives back the slot list and the ends, for another chunk of records.
     fn chunks(
-        self,
-        number: u32,
+        mut self,
         fields: &[SortedField],
-        dense: &DenseSlots,
-    ) -> (Vec<Chunk>, Vec<u32>) {
+        dense: &mut DenseSlots,
+    ) -> (Vec<Chunk>, [Vec<u32>; 2]) {
+        self.flush_word();
         let Level {
             path,
             mut list,
             ends,
-            held,
             fields: level_fields,
             ..
         } = self;
+        let held = dense.renumber(&mut list);
         let n = ends.len();
         let mut out = Vec::with_capacity(n.div_ceil(MAX_CHUNK_LEN));
         for start in (0..n).step_by(MAX_CHUNK_LEN) {
             let end = (start + MAX_CHUNK_LEN).min(n);
-            let from = if start == 0 { 0 } else { ends[start - 1] };
+            let from = if start == 0 {
+                0
+            } else {
+                ends[start - 1] as usize
+            };
             let grouped = group_by_slot(&mut list, &ends[start..end], from, held);
             let starts = &grouped.starts;
-            let run = |slot: u32| match dense.get(number, slot) {
+            let run = |slot: u32| match dense.get(slot) {
                 None => 0..0,
                 Some(d) => starts[d as usize]..starts[d as usize + 1],
             };
@@ -307,7 +338,8 @@ impl Level {
                 fields: chunk_fields,
             });
         }
-        (out, list)
+        dense.clear();
+        (out, [list, ends])
     }
 }
 
@@ -322,7 +354,6 @@ struct Joint<'a, S> {
     scalar_fields: Vec<u32>,
     /// The segments of the elements' values in the record being walked, in walk order.
     segments: Vec<Segment>,
-    dense: DenseSlots,
     /// Per field of `main`: its number in `levels` ([`NONE`] before its first element).
     level_of: Vec<u32>,
     /// Per field of `main`: whether a plain object there was reported to the scan.
@@ -369,30 +400,20 @@ impl<S> Joint<'_, S> {
         }
     }
 
-    /// Hands the record just walked's element values to their levels: each slot
-    /// renumbered for its level, each scalar's field marked as held by its element.
+    /// Hands the record just walked's element values to their levels: its slots copied,
+    /// each scalar's field marked as held by its element.
     fn file_elements(&mut self) {
         let Joint {
             main,
             scalar_fields,
             segments,
-            dense,
             levels,
             ..
         } = self;
-        if segments.is_empty() {
-            return;
-        }
-        if dense.by_slot.len() < main.slot_count as usize {
-            dense.by_slot.resize(main.slot_count as usize, (NONE, 0));
-        }
         for segment in segments.drain(..) {
             let level = &mut levels[segment.level as usize];
             let slots = &main.walked[segment.slots.start as usize..segment.slots.end as usize];
-            for &slot in slots {
-                let number = dense.number(segment.level, slot, &mut level.held);
-                level.list.push(number);
-            }
+            level.list.extend_from_slice(slots);
             let range = segment.fields.start as usize..segment.fields.end as usize;
             for &f in &scalar_fields[range] {
                 level.hold(f as usize);
@@ -458,9 +479,11 @@ impl<'a, S: ElementScan> Visit<'a> for Joint<'a, S> {
             self.levels.push(Level {
                 path: self.main.fields[f].path.clone(),
                 list: self.spare.pop().unwrap_or_default(),
-                ends: Vec::new(),
-                held: 0,
+                ends: self.spare.pop().unwrap_or_default(),
                 holding: 0,
+                word: 0,
+                word_bits: [0; 64],
+                word_fields: 0,
                 field_of: Vec::new(),
                 fields: Vec::new(),
             });
