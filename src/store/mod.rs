@@ -170,11 +170,15 @@ impl Collection {
             }
         });
         let buffers: Arc<Vec<String>> = Arc::new(batches.into_iter().map(|b| b.text).collect());
-        let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
-        let ((index, nested), ids) = par::join(
-            || nested::build(&buffers, &docs, &texts),
-            || par::map_slice(&texts, |t| IdSpan::of(t)),
-        );
+        // Each record's text and id in one pass: slicing a text reads its first and last
+        // bytes, a cache miss each at this size, and the id is at its start.
+        let (texts, ids): (Vec<&str>, Vec<IdSpan>) = par::map_slice(&docs, |d| {
+            let text = doc_text(&buffers, *d);
+            (text, IdSpan::of(text))
+        })
+        .into_iter()
+        .unzip();
+        let (index, nested) = nested::build(&buffers, &docs, &texts);
         // Dropped after the index is built, not before: freeing a large block makes glibc
         // raise its mmap threshold, and the builder's buffers would then come from the
         // heap and stay resident (see `par::Pool`).

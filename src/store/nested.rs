@@ -87,6 +87,9 @@ struct ChunkScan<'d> {
     open: Vec<(u32, u32)>,
     doc: DocRef,
     record: u32,
+    /// Records walked so far, and left to walk in the chunk.
+    walked: usize,
+    left: usize,
 }
 
 impl<'d> ChunkScan<'d> {
@@ -99,15 +102,19 @@ impl<'d> ChunkScan<'d> {
             open: Vec::new(),
             doc: DocRef::default(),
             record: 0,
+            walked: 0,
+            left: 0,
         }
     }
 }
 
 impl ElementScan for ChunkScan<'_> {
-    fn record(&mut self, record: u32) {
+    fn record(&mut self, record: u32, left: usize) {
         self.doc = self.docs[record as usize];
         self.record = record;
         self.open.clear();
+        self.walked += 1;
+        self.left = left;
     }
 }
 
@@ -125,6 +132,15 @@ impl ElementVisit for ChunkScan<'_> {
             self.found.push(Found::default());
         }
         let found = &mut self.found[number as usize];
+        if found.docs.len() == found.docs.capacity() {
+            // Room for as many more elements per record as so far (and a little more),
+            // rather than growing by doubling: each growth copies what is there.
+            let more =
+                found.docs.len() * self.left / self.walked.max(1) + found.docs.len() / 8 + 16;
+            found.docs.reserve_exact(more);
+            found.records.reserve_exact(more);
+            found.parents.reserve_exact(more);
+        }
         let index = found.docs.len() as u32;
         found.docs.push(DocRef {
             buffer: self.doc.buffer,

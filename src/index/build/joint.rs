@@ -24,8 +24,9 @@ use crate::par;
 
 /// What is told where the elements are: [`ElementVisit`], plus the start of each record.
 pub(crate) trait ElementScan: ElementVisit + Send {
-    /// The walk moves on to record `record` (records come in ascending order).
-    fn record(&mut self, record: u32);
+    /// The walk moves on to record `record` (records come in ascending order), which
+    /// leaves `left` records of its chunk to walk after it.
+    fn record(&mut self, record: u32, left: usize);
 }
 
 /// One chunk of records walked: the element scan's findings, and per array-of-objects
@@ -66,7 +67,7 @@ pub(crate) fn build_with_elements<S: ElementScan>(
         for (i, doc) in chunk.iter().enumerate() {
             let record = base + i as u32;
             joint.main.doc = record;
-            joint.scan.record(record);
+            joint.scan.record(record, chunk.len() - i - 1);
             joint.active.clear();
             walk(doc, &mut joint);
             joint.main.record_ends.push(joint.main.walked.len() as u32);
@@ -541,7 +542,7 @@ mod tests {
     }
 
     impl ElementScan for Seen {
-        fn record(&mut self, record: u32) {
+        fn record(&mut self, record: u32, _left: usize) {
             self.record = record;
         }
     }
