@@ -134,9 +134,10 @@ impl ElementVisit for ChunkScan<'_> {
         let found = &mut self.found[number as usize];
         if found.docs.len() == found.docs.capacity() {
             // Room for as many more elements per record as so far (and a little more),
-            // rather than growing by doubling: each growth copies what is there.
-            let more =
-                found.docs.len() * self.left / self.walked.max(1) + found.docs.len() / 8 + 16;
+            // rather than growing by doubling: each growth copies what is there. At most
+            // eight times as many as there are, should the first records hold many.
+            let len = found.docs.len();
+            let more = (len * self.left / self.walked.max(1) + len / 8).min(8 * len) + 16;
             found.docs.reserve_exact(more);
             found.records.reserve_exact(more);
             found.parents.reserve_exact(more);
