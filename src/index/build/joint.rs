@@ -348,7 +348,8 @@ impl Level {
 struct Joint<'a, S> {
     main: ChunkBuilder<'a>,
     scan: S,
-    /// Slot lists of a finished chunk of records, for the levels met.
+    /// Lists of a finished chunk of records, for the slots and element ends of the levels
+    /// met.
     spare: Vec<Vec<u32>>,
     /// The field of each scalar met inside an element of the record being walked, in walk
     /// order.
