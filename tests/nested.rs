@@ -396,3 +396,39 @@ fn a_path_that_is_sometimes_one_object_is_still_searched() {
     assert_eq!(ids("variants.prices:(market>10)"), ["a"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Elements of an inner path met first without an enclosing element (the enclosing path a
+/// plain object in the first record) and then inside elements: each keeps its own
+/// enclosing element, so a nested query binds to the right one.
+#[test]
+fn inner_elements_met_first_outside_any_element_keep_their_enclosing_ones() {
+    let dir = std::env::temp_dir().join(format!("cardex-nested-late-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("g/cards")).unwrap();
+    std::fs::create_dir_all(dir.join("g/expansions")).unwrap();
+    std::fs::write(dir.join("g/expansions/e.json"), r#"[{"id":"e1"}]"#).unwrap();
+    std::fs::write(
+        dir.join("g/cards/c.json"),
+        r#"[
+          {"id":"a","expansion_id":"e1","kits":{"name":"N","parts":[{"size":5},{"size":80}]}},
+          {"id":"b","expansion_id":"e1","kits":[{"name":"N","parts":[{"size":50}]}]},
+          {"id":"c","expansion_id":"e1","kits":[{"name":"M","parts":[{"size":70}]},{"name":"N","parts":[{"size":1}]}]}
+        ]"#,
+    )
+    .unwrap();
+    let engine = cardex::Engine::open(&dir).unwrap();
+    let catalog = engine.catalog("g").unwrap();
+    let ids = |q: &str| -> Vec<String> {
+        let page = catalog.search(&SearchRequest::new(q)).unwrap();
+        page.record_ids()
+            .iter()
+            .map(|&i| catalog.cards().record_id(i).into_owned())
+            .collect()
+    };
+    assert_eq!(ids("kits.parts:(size>10)"), ["a", "b", "c"]);
+    assert_eq!(ids("kits.parts:(size<10)"), ["a", "c"]);
+    assert_eq!(ids("kits:(name:N AND parts:(size>10))"), ["b"]);
+    assert_eq!(ids("kits:(name:M AND parts:(size>10))"), ["c"]);
+    assert_eq!(ids("kits:(name:N AND parts:(size<10))"), ["c"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

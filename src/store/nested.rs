@@ -70,7 +70,8 @@ struct Found {
     docs: Vec<DocRef>,
     records: Vec<u32>,
     /// Each element's enclosing element, as (local path, index among that path's
-    /// elements of the chunk); ([`NO_PARENT`], 0) when none.
+    /// elements of the chunk); ([`NO_PARENT`], 0) when none. Empty while no element of
+    /// the path has had an enclosing one (the paths directly in the record never do).
     parents: Vec<(u32, u32)>,
 }
 
@@ -140,7 +141,9 @@ impl ElementVisit for ChunkScan<'_> {
             let more = (len * self.left / self.walked.max(1) + len / 8).min(8 * len) + 16;
             found.docs.reserve_exact(more);
             found.records.reserve_exact(more);
-            found.parents.reserve_exact(more);
+            if !found.parents.is_empty() {
+                found.parents.reserve_exact(more);
+            }
         }
         let index = found.docs.len() as u32;
         found.docs.push(DocRef {
@@ -149,9 +152,17 @@ impl ElementVisit for ChunkScan<'_> {
             len: 0,
         });
         found.records.push(self.record);
-        found
-            .parents
-            .push(self.open.last().copied().unwrap_or((NO_PARENT, 0)));
+        match self.open.last() {
+            Some(&parent) => {
+                if found.parents.is_empty() {
+                    found.parents.reserve_exact(found.docs.capacity());
+                    found.parents.resize(index as usize, (NO_PARENT, 0));
+                }
+                found.parents.push(parent);
+            }
+            None if !found.parents.is_empty() => found.parents.push((NO_PARENT, 0)),
+            None => {}
+        }
         self.open.push((number, index));
     }
 
@@ -175,10 +186,24 @@ pub(crate) fn build(
     par::join(|| index::merge(records), || collect(buffers, walked))
 }
 
+/// What the collection of one path's elements is made from: what each chunk of records
+/// found of it, by chunk (owned here and freed once copied, for the next allocations to
+/// reuse), and per chunk of records, its chunks of the elements' index.
+struct PathWork {
+    /// The path's number among all paths.
+    g: usize,
+    parts: Vec<(usize, Found)>,
+    element_chunks: Vec<Vec<Chunk>>,
+}
+
 /// The collections of the elements the walk found, sorted by path.
 fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Vec<Nested> {
-    let (scans, mut walked_elements): (Vec<ChunkScan<'_>>, Vec<_>) =
+    let (mut scans, mut walked_elements): (Vec<ChunkScan<'_>>, Vec<_>) =
         walked.into_iter().map(|w| (w.scan, w.elements)).unzip();
+    let mut founds: Vec<Vec<Found>> = scans
+        .iter_mut()
+        .map(|s| std::mem::take(&mut s.found))
+        .collect();
     let mut paths: Vec<Box<str>> = scans.iter().flat_map(|s| s.paths.clone()).collect();
     paths.sort_unstable();
     paths.dedup();
@@ -210,17 +235,24 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
         .collect();
     let mut bases: Vec<Vec<u32>> = Vec::with_capacity(scans.len());
     let mut counts = vec![0u32; paths.len()];
-    for (scan, by_local) in scans.iter().zip(&locals) {
+    for (found_of_chunk, by_local) in founds.iter().zip(&locals) {
         bases.push(counts.clone());
-        for (local, found) in scan.found.iter().enumerate() {
+        for (local, found) in found_of_chunk.iter().enumerate() {
             counts[by_local[local]] += found.docs.len() as u32;
         }
     }
-    // Per path: its chunks of elements' index, per chunk of records.
-    let work: Vec<(usize, Vec<Vec<Chunk>>)> = paths
+    let work: Vec<PathWork> = paths
         .iter()
         .enumerate()
         .map(|(g, path)| {
+            let parts = locals
+                .iter()
+                .enumerate()
+                .filter_map(|(c, by_local)| {
+                    let local = by_local.iter().position(|&x| x == g)?;
+                    Some((c, std::mem::take(&mut founds[c][local])))
+                })
+                .collect();
             let per_chunk = walked_elements
                 .iter_mut()
                 .map(|elements: &mut Vec<(Box<str>, Vec<Chunk>)>| {
@@ -231,77 +263,93 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
                         .unwrap_or_default()
                 })
                 .collect();
-            (g, per_chunk)
+            PathWork {
+                g,
+                parts,
+                element_chunks: per_chunk,
+            }
         })
         .collect();
+    drop(founds);
     drop(walked_elements);
-    let (scans, locals, bases, parents, paths) = (&scans, &locals, &bases, &parents, &paths);
-    par::map(work, |(g, element_chunks)| {
-        let path = &paths[g];
-        let n = counts[g] as usize;
-        let mut element_docs = Vec::with_capacity(n);
-        let mut record_of = Vec::with_capacity(n);
-        let mut parent_of = Vec::with_capacity(if parents[g].is_some() { n } else { 0 });
-        for ((scan, by_local), base) in scans.iter().zip(locals).zip(bases) {
-            let Some(local) = by_local.iter().position(|&x| x == g) else {
-                continue;
-            };
-            let found = &scan.found[local];
-            element_docs.extend_from_slice(&found.docs);
-            record_of.extend_from_slice(&found.records);
-            if let Some(parent) = parents[g] {
-                parent_of.extend(found.parents.iter().map(|&(pl, pi)| {
-                    match by_local.get(pl as usize) {
-                        Some(&p) if p == parent => base[parent] + pi,
-                        _ => NO_PARENT,
+    let (locals, bases, parents, paths) = (&locals, &bases, &parents, &paths);
+    par::map(
+        work,
+        |PathWork {
+             g,
+             parts,
+             element_chunks,
+         }| {
+            let path = &paths[g];
+            let n = counts[g] as usize;
+            let mut element_docs = Vec::with_capacity(n);
+            let mut record_of = Vec::with_capacity(n);
+            let mut parent_of = Vec::with_capacity(if parents[g].is_some() { n } else { 0 });
+            for (c, found) in parts {
+                element_docs.extend_from_slice(&found.docs);
+                record_of.extend_from_slice(&found.records);
+                if let Some(parent) = parents[g] {
+                    if found.parents.is_empty() {
+                        parent_of.resize(parent_of.len() + found.docs.len(), NO_PARENT);
                     }
-                }));
-            }
-        }
-        // The arrays of objects directly inside these elements: not indexed here, their
-        // elements are (a dotted field into them is a nested query on them, lifted);
-        // unless they are plain objects in places too.
-        let inner: Vec<&str> = paths
-            .iter()
-            .zip(parents)
-            .filter(|(child, p)| **p == Some(g) && !mixed(child))
-            .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
-            .collect();
-        // An inner path that is a plain object in places is indexed here too, under every
-        // element: the walk indexed it in the plain places only, so these elements are
-        // walked again on their own.
-        let inner_mixed = paths
-            .iter()
-            .zip(parents)
-            .any(|(child, p)| *p == Some(g) && mixed(child));
-        let elements = if inner_mixed {
-            Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner)
-        } else {
-            let mut chunks = Vec::new();
-            for (mut list, base) in element_chunks.into_iter().zip(bases) {
-                for chunk in &mut list {
-                    chunk.rebase(base[g]);
-                    chunk.drop_fields(|field| {
-                        inner.iter().any(|i| {
-                            field
-                                .strip_prefix(i)
-                                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-                        })
-                    });
+                    let (by_local, base) = (&locals[c], &bases[c]);
+                    parent_of.extend(found.parents.iter().map(|&(pl, pi)| {
+                        match by_local.get(pl as usize) {
+                            Some(&p) if p == parent => base[parent] + pi,
+                            _ => NO_PARENT,
+                        }
+                    }));
                 }
-                chunks.append(&mut list);
             }
-            Collection::of_indexed_elements(Arc::clone(buffers), element_docs, index::merge(chunks))
-        };
-        Nested {
-            mixed: mixed(path),
-            path: path.clone(),
-            parent: parents[g],
-            parent_of,
-            record_of,
-            elements,
-        }
-    })
+            // The arrays of objects directly inside these elements: not indexed here, their
+            // elements are (a dotted field into them is a nested query on them, lifted);
+            // unless they are plain objects in places too.
+            let inner: Vec<&str> = paths
+                .iter()
+                .zip(parents)
+                .filter(|(child, p)| **p == Some(g) && !mixed(child))
+                .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
+                .collect();
+            // An inner path that is a plain object in places is indexed here too, under every
+            // element: the walk indexed it in the plain places only, so these elements are
+            // walked again on their own.
+            let inner_mixed = paths
+                .iter()
+                .zip(parents)
+                .any(|(child, p)| *p == Some(g) && mixed(child));
+            let elements = if inner_mixed {
+                Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner)
+            } else {
+                let mut chunks = Vec::new();
+                for (mut list, base) in element_chunks.into_iter().zip(bases) {
+                    for chunk in &mut list {
+                        chunk.rebase(base[g]);
+                        chunk.drop_fields(|field| {
+                            inner.iter().any(|i| {
+                                field
+                                    .strip_prefix(i)
+                                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                            })
+                        });
+                    }
+                    chunks.append(&mut list);
+                }
+                Collection::of_indexed_elements(
+                    Arc::clone(buffers),
+                    element_docs,
+                    index::merge(chunks),
+                )
+            };
+            Nested {
+                mixed: mixed(path),
+                path: path.clone(),
+                parent: parents[g],
+                parent_of,
+                record_of,
+                elements,
+            }
+        },
+    )
 }
 
 #[cfg(test)]
