@@ -363,38 +363,58 @@ fn sorts_on_text_inside_arrays_are_refused() {
     assert_eq!(by_cost.len(), ids("pokemon", "language_code:EN").len());
 }
 
-/// Where an array of objects is a plain object in some records (`prices` one object in a
-/// variant), the nested query on the enclosing array still reaches it, as the flat form
-/// does.
-#[test]
-fn a_path_that_is_sometimes_one_object_is_still_searched() {
-    let dir = std::env::temp_dir().join(format!("cardex-nested-mixed-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("g/cards")).unwrap();
-    std::fs::create_dir_all(dir.join("g/expansions")).unwrap();
-    std::fs::write(dir.join("g/expansions/e.json"), r#"[{"id":"e1"}]"#).unwrap();
-    std::fs::write(
-        dir.join("g/cards/c.json"),
-        r#"[
-          {"id":"a","expansion_id":"e1","variants":[{"name":"N","prices":[{"market":5},{"market":50}]}]},
-          {"id":"b","expansion_id":"e1","variants":[{"name":"N","prices":{"market":60}}]},
-          {"id":"c","expansion_id":"e1","variants":[{"name":"N","prices":{"market":6}}]}
-        ]"#,
-    )
-    .unwrap();
-    let engine = cardex::Engine::open(&dir).unwrap();
-    let catalog = engine.catalog("g").unwrap();
-    let ids = |q: &str| -> Vec<String> {
+/// A catalog `g` of the cards `cards` (a JSON array, each of expansion `e1`) in a scratch
+/// folder named after `name`, and the ids of a query's first page on it. The folder is
+/// removed when the returned guard is dropped.
+struct Scratch {
+    dir: std::path::PathBuf,
+    engine: cardex::Engine,
+}
+
+impl Scratch {
+    fn new(name: &str, cards: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cardex-nested-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("g/cards")).unwrap();
+        std::fs::create_dir_all(dir.join("g/expansions")).unwrap();
+        std::fs::write(dir.join("g/expansions/e.json"), r#"[{"id":"e1"}]"#).unwrap();
+        std::fs::write(dir.join("g/cards/c.json"), cards).unwrap();
+        let engine = cardex::Engine::open(&dir).unwrap();
+        Scratch { dir, engine }
+    }
+
+    fn ids(&self, q: &str) -> Vec<String> {
+        let catalog = self.engine.catalog("g").unwrap();
         let page = catalog.search(&SearchRequest::new(q)).unwrap();
         page.record_ids()
             .iter()
             .map(|&i| catalog.cards().record_id(i).into_owned())
             .collect()
-    };
-    assert_eq!(ids("variants.prices.market>10"), ["a", "b"]);
-    assert_eq!(ids("variants:(name:N AND prices.market>10)"), ["a", "b"]);
-    assert_eq!(ids("variants.prices:(market>10)"), ["a"]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Where an array of objects is a plain object in some records (`prices` one object in a
+/// variant), the nested query on the enclosing array still reaches it, as the flat form
+/// does.
+#[test]
+fn a_path_that_is_sometimes_one_object_is_still_searched() {
+    let g = Scratch::new(
+        "mixed",
+        r#"[
+          {"id":"a","expansion_id":"e1","variants":[{"name":"N","prices":[{"market":5},{"market":50}]}]},
+          {"id":"b","expansion_id":"e1","variants":[{"name":"N","prices":{"market":60}}]},
+          {"id":"c","expansion_id":"e1","variants":[{"name":"N","prices":{"market":6}}]}
+        ]"#,
+    );
+    assert_eq!(g.ids("variants.prices.market>10"), ["a", "b"]);
+    assert_eq!(g.ids("variants:(name:N AND prices.market>10)"), ["a", "b"]);
+    assert_eq!(g.ids("variants.prices:(market>10)"), ["a"]);
 }
 
 /// Elements of an inner path met first without an enclosing element (the enclosing path a
@@ -402,33 +422,17 @@ fn a_path_that_is_sometimes_one_object_is_still_searched() {
 /// enclosing element, so a nested query binds to the right one.
 #[test]
 fn inner_elements_met_first_outside_any_element_keep_their_enclosing_ones() {
-    let dir = std::env::temp_dir().join(format!("cardex-nested-late-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("g/cards")).unwrap();
-    std::fs::create_dir_all(dir.join("g/expansions")).unwrap();
-    std::fs::write(dir.join("g/expansions/e.json"), r#"[{"id":"e1"}]"#).unwrap();
-    std::fs::write(
-        dir.join("g/cards/c.json"),
+    let g = Scratch::new(
+        "late",
         r#"[
           {"id":"a","expansion_id":"e1","kits":{"name":"N","parts":[{"size":5},{"size":80}]}},
           {"id":"b","expansion_id":"e1","kits":[{"name":"N","parts":[{"size":50}]}]},
           {"id":"c","expansion_id":"e1","kits":[{"name":"M","parts":[{"size":70}]},{"name":"N","parts":[{"size":1}]}]}
         ]"#,
-    )
-    .unwrap();
-    let engine = cardex::Engine::open(&dir).unwrap();
-    let catalog = engine.catalog("g").unwrap();
-    let ids = |q: &str| -> Vec<String> {
-        let page = catalog.search(&SearchRequest::new(q)).unwrap();
-        page.record_ids()
-            .iter()
-            .map(|&i| catalog.cards().record_id(i).into_owned())
-            .collect()
-    };
-    assert_eq!(ids("kits.parts:(size>10)"), ["a", "b", "c"]);
-    assert_eq!(ids("kits.parts:(size<10)"), ["a", "c"]);
-    assert_eq!(ids("kits:(name:N AND parts:(size>10))"), ["b"]);
-    assert_eq!(ids("kits:(name:M AND parts:(size>10))"), ["c"]);
-    assert_eq!(ids("kits:(name:N AND parts:(size<10))"), ["c"]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    );
+    assert_eq!(g.ids("kits.parts:(size>10)"), ["a", "b", "c"]);
+    assert_eq!(g.ids("kits.parts:(size<10)"), ["a", "c"]);
+    assert_eq!(g.ids("kits:(name:N AND parts:(size>10))"), ["b"]);
+    assert_eq!(g.ids("kits:(name:M AND parts:(size>10))"), ["c"]);
+    assert_eq!(g.ids("kits:(name:N AND parts:(size<10))"), ["c"]);
 }
