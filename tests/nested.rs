@@ -383,6 +383,11 @@ impl Scratch {
         Scratch { dir, engine }
     }
 
+    fn count(&self, q: &str) -> u64 {
+        let catalog = self.engine.catalog("g").unwrap();
+        catalog.count(&SearchRequest::new(q)).unwrap()
+    }
+
     fn ids(&self, q: &str) -> Vec<String> {
         let catalog = self.engine.catalog("g").unwrap();
         let page = catalog.search(&SearchRequest::new(q)).unwrap();
@@ -435,4 +440,32 @@ fn inner_elements_met_first_outside_any_element_keep_their_enclosing_ones() {
     assert_eq!(g.ids("kits:(name:N AND parts:(size>10))"), ["b"]);
     assert_eq!(g.ids("kits:(name:M AND parts:(size>10))"), ["c"]);
     assert_eq!(g.ids("kits:(name:N AND parts:(size<10))"), ["c"]);
+}
+
+/// The same across chunks of records (4,096 records a chunk at this size): in the first
+/// chunk no element of the inner path has an enclosing element, in the second they all
+/// do; each element still binds to its own.
+#[test]
+fn inner_elements_without_enclosing_ones_in_a_whole_chunk_keep_their_place() {
+    let mut cards: Vec<String> = (0..4096)
+        .map(|i| {
+            format!(
+                r#"{{"id":"a{i:04}","expansion_id":"e1","kits":{{"name":"N","parts":[{{"size":5}}]}}}}"#
+            )
+        })
+        .collect();
+    cards.push(
+        r#"{"id":"b","expansion_id":"e1","kits":[{"name":"N","parts":[{"size":50}]}]}"#.into(),
+    );
+    cards.push(
+        r#"{"id":"c","expansion_id":"e1","kits":[{"name":"M","parts":[{"size":70}]},{"name":"N","parts":[{"size":1}]}]}"#
+            .into(),
+    );
+    let g = Scratch::new("chunks", &format!("[{}]", cards.join(",")));
+    assert_eq!(g.count("kits.parts:(size<10)"), 4097);
+    assert_eq!(g.ids("kits.parts:(size>10)"), ["b", "c"]);
+    assert_eq!(g.ids("kits:(name:N AND parts:(size>10))"), ["b"]);
+    assert_eq!(g.ids("kits:(name:M AND parts:(size>10))"), ["c"]);
+    assert_eq!(g.ids("kits:(name:N AND parts:(size<10))"), ["c"]);
+    assert_eq!(g.count("kits:(parts:(size<10))"), 1);
 }
