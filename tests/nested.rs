@@ -5,7 +5,7 @@
 mod support;
 
 use cardex::SearchRequest;
-use support::{catalog, ids, ids_with, page_ids, search_error};
+use support::{catalog, ids, ids_with, page_ids, search_error, TempDir};
 
 #[test]
 fn a_price_condition_binds_to_one_price_record() {
@@ -363,24 +363,20 @@ fn sorts_on_text_inside_arrays_are_refused() {
     assert_eq!(by_cost.len(), ids("pokemon", "language_code:EN").len());
 }
 
-/// A catalog `g` of the cards `cards` (a JSON array, each of expansion `e1`) in a scratch
-/// folder named after `name`, and the ids of a query's first page on it. The folder is
-/// removed when the returned guard is dropped.
+/// A catalog `g` of the cards `cards` (a JSON array, each of expansion `e1`) in a
+/// temporary folder (removed when dropped), with the count and first page of a query.
 struct Scratch {
-    dir: std::path::PathBuf,
     engine: cardex::Engine,
+    _dir: TempDir,
 }
 
 impl Scratch {
     fn new(name: &str, cards: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("cardex-nested-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("g/cards")).unwrap();
-        std::fs::create_dir_all(dir.join("g/expansions")).unwrap();
-        std::fs::write(dir.join("g/expansions/e.json"), r#"[{"id":"e1"}]"#).unwrap();
-        std::fs::write(dir.join("g/cards/c.json"), cards).unwrap();
-        let engine = cardex::Engine::open(&dir).unwrap();
-        Scratch { dir, engine }
+        let dir = TempDir::new(&format!("nested-{name}"));
+        dir.write("g/expansions/e.json", r#"[{"id":"e1"}]"#);
+        dir.write("g/cards/c.json", cards);
+        let engine = cardex::Engine::open(dir.path()).unwrap();
+        Scratch { engine, _dir: dir }
     }
 
     fn count(&self, q: &str) -> u64 {
@@ -390,17 +386,7 @@ impl Scratch {
 
     fn ids(&self, q: &str) -> Vec<String> {
         let catalog = self.engine.catalog("g").unwrap();
-        let page = catalog.search(&SearchRequest::new(q)).unwrap();
-        page.record_ids()
-            .iter()
-            .map(|&i| catalog.cards().record_id(i).into_owned())
-            .collect()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        page_ids(catalog, &catalog.search(&SearchRequest::new(q)).unwrap())
     }
 }
 
