@@ -273,83 +273,77 @@ fn collect(buffers: &Arc<Vec<String>>, walked: Vec<Walked<ChunkScan<'_>>>) -> Ve
     drop(founds);
     drop(walked_elements);
     let (locals, bases, parents, paths) = (&locals, &bases, &parents, &paths);
-    par::map(
-        work,
-        |PathWork {
-             g,
-             parts,
-             element_chunks,
-         }| {
-            let path = &paths[g];
-            let n = counts[g] as usize;
-            let mut element_docs = Vec::with_capacity(n);
-            let mut record_of = Vec::with_capacity(n);
-            let mut parent_of = Vec::with_capacity(if parents[g].is_some() { n } else { 0 });
-            for (c, found) in parts {
-                element_docs.extend_from_slice(&found.docs);
-                record_of.extend_from_slice(&found.records);
-                if let Some(parent) = parents[g] {
-                    if found.parents.is_empty() {
-                        parent_of.resize(parent_of.len() + found.docs.len(), NO_PARENT);
-                    }
-                    let (by_local, base) = (&locals[c], &bases[c]);
-                    parent_of.extend(found.parents.iter().map(|&(pl, pi)| {
-                        match by_local.get(pl as usize) {
-                            Some(&p) if p == parent => base[parent] + pi,
-                            _ => NO_PARENT,
-                        }
-                    }));
+    par::map(work, |work| {
+        let PathWork {
+            g,
+            parts,
+            element_chunks,
+        } = work;
+        let path = &paths[g];
+        let n = counts[g] as usize;
+        let mut element_docs = Vec::with_capacity(n);
+        let mut record_of = Vec::with_capacity(n);
+        let mut parent_of = Vec::with_capacity(if parents[g].is_some() { n } else { 0 });
+        for (c, found) in parts {
+            element_docs.extend_from_slice(&found.docs);
+            record_of.extend_from_slice(&found.records);
+            if let Some(parent) = parents[g] {
+                if found.parents.is_empty() {
+                    parent_of.resize(parent_of.len() + found.docs.len(), NO_PARENT);
                 }
-            }
-            // The arrays of objects directly inside these elements: not indexed here, their
-            // elements are (a dotted field into them is a nested query on them, lifted);
-            // unless they are plain objects in places too.
-            let inner: Vec<&str> = paths
-                .iter()
-                .zip(parents)
-                .filter(|(child, p)| **p == Some(g) && !mixed(child))
-                .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
-                .collect();
-            // An inner path that is a plain object in places is indexed here too, under every
-            // element: the walk indexed it in the plain places only, so these elements are
-            // walked again on their own.
-            let inner_mixed = paths
-                .iter()
-                .zip(parents)
-                .any(|(child, p)| *p == Some(g) && mixed(child));
-            let elements = if inner_mixed {
-                Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner)
-            } else {
-                let mut chunks = Vec::new();
-                for (mut list, base) in element_chunks.into_iter().zip(bases) {
-                    for chunk in &mut list {
-                        chunk.rebase(base[g]);
-                        chunk.drop_fields(|field| {
-                            inner.iter().any(|i| {
-                                field
-                                    .strip_prefix(i)
-                                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-                            })
-                        });
+                let (by_local, base) = (&locals[c], &bases[c]);
+                parent_of.extend(found.parents.iter().map(|&(pl, pi)| {
+                    match by_local.get(pl as usize) {
+                        Some(&p) if p == parent => base[parent] + pi,
+                        _ => NO_PARENT,
                     }
-                    chunks.append(&mut list);
-                }
-                Collection::of_indexed_elements(
-                    Arc::clone(buffers),
-                    element_docs,
-                    index::merge(chunks),
-                )
-            };
-            Nested {
-                mixed: mixed(path),
-                path: path.clone(),
-                parent: parents[g],
-                parent_of,
-                record_of,
-                elements,
+                }));
             }
-        },
-    )
+        }
+        // The arrays of objects directly inside these elements: not indexed here, their
+        // elements are (a dotted field into them is a nested query on them, lifted);
+        // unless they are plain objects in places too.
+        let inner: Vec<&str> = paths
+            .iter()
+            .zip(parents)
+            .filter(|(child, p)| **p == Some(g) && !mixed(child))
+            .filter_map(|(child, _)| child.strip_prefix(&**path)?.strip_prefix('.'))
+            .collect();
+        // An inner path that is a plain object in places is indexed here too, under every
+        // element: the walk indexed it in the plain places only, so these elements are
+        // walked again on their own.
+        let inner_mixed = paths
+            .iter()
+            .zip(parents)
+            .any(|(child, p)| *p == Some(g) && mixed(child));
+        let elements = if inner_mixed {
+            Collection::of_elements(Arc::clone(buffers), element_docs, path, &inner)
+        } else {
+            let mut chunks = Vec::new();
+            for (mut list, base) in element_chunks.into_iter().zip(bases) {
+                for chunk in &mut list {
+                    chunk.rebase(base[g]);
+                    chunk.drop_fields(|field| {
+                        inner.iter().any(|i| {
+                            field
+                                .strip_prefix(i)
+                                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                        })
+                    });
+                }
+                chunks.append(&mut list);
+            }
+            Collection::of_indexed_elements(Arc::clone(buffers), element_docs, index::merge(chunks))
+        };
+        Nested {
+            mixed: mixed(path),
+            path: path.clone(),
+            parent: parents[g],
+            parent_of,
+            record_of,
+            elements,
+        }
+    })
 }
 
 #[cfg(test)]
