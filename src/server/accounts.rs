@@ -18,7 +18,7 @@
 //! }
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -360,10 +360,11 @@ pub enum Credentials {
 /// The teams and their key hashes, ready to check requests.
 #[derive(Debug)]
 pub struct KeyRing {
-    teams: BTreeMap<String, usize>,
+    /// Each team's number, by its id: hashed, as every request looks one up.
+    teams: HashMap<String, usize>,
     hashes: Vec<Vec<[u8; 32]>>,
     /// Each key's team, by the key's hash (for a key presented alone, on `/v2`).
-    owners: std::collections::HashMap<[u8; 32], usize>,
+    owners: HashMap<[u8; 32], usize>,
 }
 
 impl KeyRing {
