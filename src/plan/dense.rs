@@ -17,6 +17,7 @@
 
 use super::mask::{ids_of_words, page_of_words};
 use crate::index::Postings;
+use roaring::RoaringBitmap;
 
 /// The most mask words a union may use per id of its lists.
 const WORDS_PER_ID: u64 = 2;
@@ -75,21 +76,8 @@ impl DenseIds {
                     }
                 }
                 Postings::Bitmap(bitmap) => {
-                    // Written into a slice of the exact size ([`SliceWriter`]) rather
-                    // than appended to a `Vec`.
-                    let size = bitmap.serialized_size();
-                    if bytes.len() < size {
-                        bytes.resize(size, 0);
-                    }
-                    let serialized = &mut bytes[..size];
-                    let mut out = SliceWriter {
-                        buf: &mut *serialized,
-                        at: 0,
-                    };
-                    bitmap.serialize_into(&mut out).ok()?;
-                    let written = out.at;
                     let mut parts = Vec::new();
-                    containers(&serialized[..written], &mut parts)?;
+                    containers(serialized(bitmap, &mut bytes)?, &mut parts)?;
                     for (key, values) in &parts {
                         mask.add(u32::from(*key) << 16, values);
                     }
@@ -185,6 +173,64 @@ impl DenseIds {
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         ids_of_words(&self.words, self.first)
     }
+}
+
+/// The ids of `set`, ascending, read from its serialized form: several times faster than
+/// roaring's iterator, which yields one id per call through three nested iterators.
+pub(super) fn ids_of(set: &RoaringBitmap) -> Vec<u32> {
+    let mut bytes = Vec::new();
+    let mut parts = Vec::new();
+    if serialized(set, &mut bytes)
+        .and_then(|bytes| containers(bytes, &mut parts))
+        .is_none()
+    {
+        return set.iter().collect();
+    }
+    let mut ids = Vec::with_capacity(set.len() as usize);
+    for (key, values) in &parts {
+        let base = u32::from(*key) << 16;
+        match *values {
+            Values::Array(bytes) => ids.extend(
+                bytes
+                    .chunks_exact(2)
+                    .map(|v| base | u32::from(u16::from_le_bytes([v[0], v[1]]))),
+            ),
+            Values::Bitmap(bytes) => {
+                for (j, w) in bytes.chunks_exact(8).enumerate() {
+                    let mut bits = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+                    while bits != 0 {
+                        ids.push(base + 64 * j as u32 + bits.trailing_zeros());
+                        bits &= bits - 1;
+                    }
+                }
+            }
+            Values::Runs(bytes) => {
+                for run in bytes.chunks_exact(4) {
+                    let start = u32::from(u16::from_le_bytes([run[0], run[1]]));
+                    let length = u32::from(u16::from_le_bytes([run[2], run[3]]));
+                    ids.extend((base + start)..=(base + start + length));
+                }
+            }
+        }
+    }
+    ids
+}
+
+/// `bitmap` in roaring's serialized form, written into `bytes` (grown as needed) through
+/// a [`SliceWriter`] rather than appended to a `Vec`; `None` should roaring's size
+/// estimate fall short.
+fn serialized<'b>(bitmap: &RoaringBitmap, bytes: &'b mut Vec<u8>) -> Option<&'b [u8]> {
+    let size = bitmap.serialized_size();
+    if bytes.len() < size {
+        bytes.resize(size, 0);
+    }
+    let mut out = SliceWriter {
+        buf: &mut bytes[..size],
+        at: 0,
+    };
+    bitmap.serialize_into(&mut out).ok()?;
+    let written = out.at;
+    Some(&bytes[..written])
 }
 
 /// The first id of a list.
@@ -342,6 +388,18 @@ mod tests {
     }
 
     #[test]
+    fn ids_of_every_container_kind_are_roarings() {
+        let mut ids: Vec<u32> = vec![3, 70_000, 70_001, u32::MAX - 1, u32::MAX];
+        ids.extend(2 << 16..(2 << 16) + 6_000);
+        ids.extend((5 << 16..(5 << 16) + 300).filter(|i| i % 7 != 0 || *i < (5 << 16) + 100));
+        ids.sort_unstable();
+        for bitmap in shapes(&ids) {
+            assert_eq!(ids_of(&bitmap), ids);
+        }
+        assert!(ids_of(&RoaringBitmap::new()).is_empty());
+    }
+
+    #[test]
     fn refuses_what_is_not_the_format() {
         let mut parts = Vec::new();
         assert!(containers(&[], &mut parts).is_none());
@@ -361,6 +419,22 @@ mod tests {
     }
 
     proptest! {
+        /// `ids_of` lists what roaring's iterator yields, in every container kind.
+        #[test]
+        fn ids_of_agrees_with_roaring(
+            ids in proptest::collection::btree_set(0u32..400_000, 0..9_000),
+            dense_from in 0u32..400_000,
+            dense_len in 0u32..6_000,
+        ) {
+            let mut ids: Vec<u32> = ids.into_iter().collect();
+            ids.extend(dense_from..dense_from + dense_len);
+            ids.sort_unstable();
+            ids.dedup();
+            for bitmap in shapes(&ids) {
+                prop_assert_eq!(ids_of(&bitmap), bitmap.iter().collect::<Vec<_>>());
+            }
+        }
+
         /// Count, ids and every page agree with roaring's union, whatever the lists'
         /// container kinds, overlaps and inline lists.
         #[test]

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use roaring::{MultiOps, RoaringBitmap};
 use smallvec::SmallVec;
 
-use super::dense::DenseIds;
+use super::dense::{self, DenseIds};
 use super::mask::{ids_of_words, page_of_words};
 use super::{Check, Node, Partition, Plan};
 use crate::index::{bitmap_of_bits, Postings};
@@ -451,11 +451,13 @@ impl<'c> Plan<'c> {
     }
 
     /// An AND of terms (or their negations), one of them short — a run of consecutive ids
-    /// (the cards of one expansion) or an inline id list — of at most [`MAX_SCANNED`]
-    /// records, every other one a test an id answers in constant time: a run, one value
-    /// of a single-valued keyword field (its value column), or a short list (a binary
-    /// search). The short one's ids are walked and tested one by one: no bitmap is built,
-    /// copied or iterated. `None` when the AND is not of that shape.
+    /// (the cards of one expansion), an inline id list or a bitmap (a reprint set's
+    /// scattered cards) — of at most [`MAX_SCANNED`] records, every other one a test an id
+    /// answers in constant time: a run, one value of a single-valued keyword field (its
+    /// value column), or a short list (a binary search). The short one's ids are walked
+    /// and tested one by one (a bitmap's read from its serialized form,
+    /// [`dense::ids_of`]): no bitmap is built or copied. `None` when the AND is not of
+    /// that shape.
     fn scan_and(&self, items: &[Node<'c>]) -> Option<Matches<'c>> {
         // Each item as one posting list, its partition and whether it is kept (not negated).
         let leaf = |item: &'_ Node<'c>| -> Option<(Postings<'c>, Option<Partition>, bool)> {
@@ -479,7 +481,7 @@ impl<'c> Plan<'c> {
             let domain = match (postings, postings.span()) {
                 (_, Some((first, last))) => Domain::Run(first, last),
                 (Postings::Ids(ids), None) => Domain::List(ids),
-                (Postings::Bitmap(_), None) => continue,
+                (Postings::Bitmap(set), None) => Domain::Set(set),
             };
             if walked.is_none_or(|(_, old)| domain.len() < old.len()) {
                 walked = Some((i, domain));
@@ -525,13 +527,8 @@ impl<'c> Plan<'c> {
                 }
                 Matches::Mask(mask)
             }
-            Domain::List(list) => {
-                let mut ids = list.to_vec();
-                for test in &tests {
-                    ids.retain(|&id| test.passes(id));
-                }
-                Matches::Ids(ids)
-            }
+            Domain::List(list) => Matches::Ids(passing(list.to_vec(), &tests)),
+            Domain::Set(set) => Matches::Ids(passing(dense::ids_of(set), &tests)),
         })
     }
 
@@ -702,11 +699,14 @@ fn bitmap_pair<'c>(items: &[Node<'c>]) -> Option<(&'c RoaringBitmap, &'c Roaring
 /// The most ids [`Plan::scan_and`] walks one by one; larger ANDs go through bitmaps.
 const MAX_SCANNED: u64 = 4096;
 
-/// The ids an AND's scan walks: a run of consecutive ids, or an inline id list.
+/// The ids an AND's scan walks: a run of consecutive ids, an inline id list or a short
+/// bitmap.
 #[derive(Debug, Clone, Copy)]
 enum Domain<'c> {
     Run(u32, u32),
     List(&'c [u32]),
+    /// A short posting list held as a bitmap (a reprint set's scattered cards).
+    Set(&'c RoaringBitmap),
 }
 
 impl<'c> Domain<'c> {
@@ -714,8 +714,17 @@ impl<'c> Domain<'c> {
         match self {
             Domain::Run(first, last) => u64::from(last - first) + 1,
             Domain::List(ids) => ids.len() as u64,
+            Domain::Set(set) => set.len(),
         }
     }
+}
+
+/// The ids of `ids` that pass every test.
+fn passing(mut ids: Vec<u32>, tests: &[IdTest<'_>]) -> Vec<u32> {
+    for test in tests {
+        ids.retain(|&id| test.passes(id));
+    }
+    ids
 }
 
 /// A constant-time (or logarithmic) test of one record id, in a scan: membership (`keep`)
