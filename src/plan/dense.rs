@@ -1,5 +1,6 @@
 //! The union of a few posting lists, counted in a mask of one bit per id over their span
-//! ([`DenseIds`]), without building a bitmap.
+//! ([`DenseIds`]), without building a bitmap; and a bitmap's ids read in bulk
+//! ([`ids_of`]).
 //!
 //! A wildcard (`name:char*`) or an OR of words is a union of posting lists that may share
 //! records. roaring unites them key by key (each 65,536 ids): it turns the key's first
@@ -13,11 +14,13 @@
 //! roaring keeps its containers private, and its iterator yields one id per call. The
 //! one bulk view of a bitmap's values it offers is its serialized form (the portable
 //! *Roaring format*, RoaringFormatSpec), which it writes a value at a time into a buffer,
-//! several times faster; [`containers`] reads that form back.
+//! several times faster; [`containers`] reads that form back. [`ids_of`] lists a short
+//! bitmap's ids the same way, for an AND that walks them one by one.
+
+use roaring::RoaringBitmap;
 
 use super::mask::{ids_of_words, page_of_words};
 use crate::index::Postings;
-use roaring::RoaringBitmap;
 
 /// The most mask words a union may use per id of its lists.
 const WORDS_PER_ID: u64 = 2;
