@@ -911,13 +911,20 @@ impl ChargeWriter {
 /// One transaction with every charge of `group`, added up per team, and with `fold`
 /// every appended charge folded into `credits_used`; the rows appended.
 fn commit_group(db: &Connection, group: &[QueuedCharge], fold: bool) -> rusqlite::Result<usize> {
-    let mut per_team: Vec<(&str, u64)> = Vec::new();
-    for charge in group {
-        match per_team.iter_mut().find(|(t, _)| *t == &*charge.team) {
-            Some((_, total)) => *total += charge.credits,
-            None => per_team.push((&*charge.team, charge.credits)),
+    // Sorted and merged, so that a group of many teams (many connections) costs
+    // n log n comparisons rather than n².
+    let mut per_team: Vec<(&str, u64)> = group
+        .iter()
+        .map(|charge| (&*charge.team, charge.credits))
+        .collect();
+    per_team.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    per_team.dedup_by(|next, kept| {
+        let same = next.0 == kept.0;
+        if same {
+            kept.1 += next.1;
         }
-    }
+        same
+    });
     let appended = per_team.len();
     // `BEGIN` and `COMMIT` as cached statements: a group commits thousands of times a
     // second, and `Transaction` would parse both each time. A transaction left open (a
@@ -1134,6 +1141,38 @@ mod tests {
         assert_eq!(state.used("acme").unwrap(), 2);
         drop((db, state));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_group_adds_up_each_teams_charges() {
+        let dir = scratch("group_sums");
+        let state = SqliteState::open(&dir.join("state.db")).unwrap();
+        let writer = ChargeWriter::start(&state).unwrap();
+        // 3,000 charges of 1 to 3 credits over 700 teams, teams interleaved: the kind of
+        // group many connections make.
+        let teams: Vec<std::sync::Arc<str>> =
+            (0..700).map(|i| format!("team-{i:03}").into()).collect();
+        let mut expected = vec![0u64; teams.len()];
+        let group: Vec<QueuedCharge> = (0..3000)
+            .map(|i| {
+                let team = (i * 7919) % teams.len();
+                let credits = 1 + (i % 3) as u64;
+                expected[team] += credits;
+                QueuedCharge {
+                    team: teams[team].clone(),
+                    credits,
+                    done: tokio::sync::oneshot::channel().0,
+                }
+            })
+            .collect();
+        let appended = {
+            let db = writer.inner.db.lock().unwrap();
+            commit_group(&db.0, &group, false).unwrap()
+        };
+        assert_eq!(appended, 700, "one row per team");
+        for (team, want) in teams.iter().zip(&expected) {
+            assert_eq!(state.used(team).unwrap(), *want, "{team}");
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
