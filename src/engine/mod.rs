@@ -149,14 +149,18 @@ impl Catalog {
                 .map(|p| p.to_bitmap().into_owned())
                 .unwrap_or_default()
         };
-        let scopes = languages
+        let scopes: Vec<(RoaringBitmap, RoaringBitmap)> = languages
             .iter()
             .map(|l| (scope(&loaded.cards, l), scope(&loaded.expansions, l)))
             .collect();
+        // The scopes' bitmaps stay in this vector, unchanged, as long as the catalog, and
+        // so as long as the twins the cards' index keeps of them.
+        let mut cards = loaded.cards;
+        cards.add_twins_of(scopes.iter().map(|(cards, _)| cards));
         Catalog {
             name: loaded.name,
             meta: loaded.meta,
-            cards: loaded.cards,
+            cards,
             expansions: loaded.expansions,
             languages,
             scopes,

@@ -18,6 +18,7 @@
 //! assigned in default order, so the first page of any result is its first set bits.
 
 mod build;
+mod flat;
 mod slots;
 mod vocab;
 
@@ -26,6 +27,7 @@ pub use crate::naming::FieldKind;
 pub(crate) use build::build;
 pub(crate) use build::joint::{build_with_elements, ElementScan, Walked};
 pub(crate) use build::{build_at, merge, Chunk};
+pub use flat::{FlatBits, Twins};
 pub(crate) use vocab::{bitmap_of_bits, VocabBuilder};
 pub use vocab::{NumVocab, Postings, Vocab};
 
@@ -138,6 +140,8 @@ impl Field {
 pub struct Index {
     fields: Vec<Field>,
     by_path: FxHashMap<Box<str>, FieldId>,
+    /// Flat copies of the posting lists that are counted faster that way (see [`Twins`]).
+    twins: Twins,
     /// Per field, its value column once built (see [`Index::value_column`]).
     columns: Box<[OnceLock<Option<ValueColumn>>]>,
 }
@@ -153,11 +157,34 @@ impl Index {
             .map(|(i, f)| (f.path.clone(), FieldId(i as u32)))
             .collect();
         let columns = fields.iter().map(|_| OnceLock::new()).collect();
+        let twins = Twins::of(fields.iter().flat_map(|f| {
+            [&f.terms, &f.pairs]
+                .into_iter()
+                .flat_map(Vocab::bitmaps)
+                .chain(
+                    [&f.numbers, &f.numeric_strings]
+                        .into_iter()
+                        .flat_map(NumVocab::bitmaps),
+                )
+        }));
         Index {
             fields,
             by_path,
+            twins,
             columns,
         }
+    }
+
+    /// Keeps a flat twin of each of `sets` (a catalog's language scopes, which must stay
+    /// where they are, unchanged, for as long as this index exists).
+    pub(crate) fn add_twins_of<'a>(&mut self, sets: impl IntoIterator<Item = &'a RoaringBitmap>) {
+        self.twins.add_all(sets);
+    }
+
+    /// The flat twin of `set`, when `set` is one of this index's posting lists that has
+    /// one, or a set given to [`Index::add_twins_of`] (see [`Twins`]).
+    pub fn twin(&self, set: &RoaringBitmap) -> Option<&FlatBits> {
+        self.twins.get(set)
     }
 
     /// For a single-valued keyword field of at most 65,535 values: each record's value, as
@@ -210,6 +237,7 @@ impl Index {
     pub fn heap_bytes(&self) -> usize {
         self.fields.iter().map(Field::heap_bytes).sum::<usize>()
             + self.fields.capacity() * std::mem::size_of::<Field>()
+            + self.twins.heap_bytes()
     }
 }
 

@@ -279,6 +279,11 @@ impl Store {
         }
     }
 
+    /// The posting lists held as bitmaps.
+    fn bitmaps(&self) -> &[RoaringBitmap] {
+        &self.bitmaps
+    }
+
     fn shrink(&mut self) {
         self.slots.shrink_to_fit();
         self.small.shrink_to_fit();
@@ -449,6 +454,11 @@ impl Vocab {
     pub fn heap_bytes(&self) -> usize {
         self.text.capacity() + self.ends.capacity() * 4 + self.postings.heap_bytes()
     }
+
+    /// The posting lists held as bitmaps.
+    pub(crate) fn bitmaps(&self) -> &[RoaringBitmap] {
+        self.postings.bitmaps()
+    }
 }
 
 /// The distinct numbers of one field, ascending, with their posting lists.
@@ -538,6 +548,11 @@ impl NumVocab {
     /// Bytes held on the heap, for memory reports.
     pub fn heap_bytes(&self) -> usize {
         self.values.capacity() * 8 + self.postings.heap_bytes()
+    }
+
+    /// The posting lists held as bitmaps.
+    pub(crate) fn bitmaps(&self) -> &[RoaringBitmap] {
+        self.postings.bitmaps()
     }
 }
 

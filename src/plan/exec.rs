@@ -215,12 +215,23 @@ impl<'c> Plan<'c> {
         if let Some(unbuilt) = self.unbuilt() {
             unbuilt
         } else if let Some((a, b)) = self.pair() {
-            Matches::Pair(a, b, a.intersection_len(b))
+            Matches::Pair(a, b, self.pair_len(a, b))
         } else if let Node::And(items) = &self.root {
             // `unbuilt` has already found that this AND is not scanned.
             Matches::Set(self.and_of_sets(items, None))
         } else {
             Matches::Set(self.execute())
+        }
+    }
+
+    /// The size of the intersection of a [`Matches::Pair`]'s bitmaps: counted on their
+    /// flat twins when both have one (a common word within a language scope), else by
+    /// roaring.
+    pub(super) fn pair_len(&self, a: &RoaringBitmap, b: &RoaringBitmap) -> u64 {
+        let index = self.collection.index();
+        match (index.twin(a), index.twin(b)) {
+            (Some(a), Some(b)) => a.and_len(b),
+            _ => a.intersection_len(b),
         }
     }
 

@@ -298,6 +298,13 @@ impl Collection {
         &self.index
     }
 
+    /// Keeps flat twins of `sets` in the index, for counting ANDs with them (a catalog's
+    /// language scopes: they must stay where they are, unchanged, while this collection
+    /// exists).
+    pub(crate) fn add_twins_of<'a>(&mut self, sets: impl IntoIterator<Item = &'a RoaringBitmap>) {
+        self.index.add_twins_of(sets);
+    }
+
     /// The fields of the records, as requests name them.
     pub(crate) fn schema(&self) -> Schema<'_> {
         Schema::new(&self.index)
