@@ -5,8 +5,8 @@
 //! against a bitset container one id at a time (a bit test each, about 0.4 ns). A posting
 //! list with between 1/32 and 1/16 of the records of its span (a common word, `name:ex`)
 //! is such arrays, and counting it within a language scope (a bitset) is most of that
-//! search. As flat bitsets, the same count is an AND and a popcount per 64 records: two
-//! to four times faster, for at most twice the posting list's memory. A posting list
+//! search. As flat bitsets, the same count is an AND and a popcount per 64 records, in
+//! less than half the time, for at most twice the posting list's memory. A posting list
 //! gets its twin when most of its ids are in array containers and the twin is at most
 //! twice its serialized size; a catalog's language scopes get theirs whatever their size.
 
