@@ -569,10 +569,10 @@ fn a_word_within_a_language_scope_counts_alike_on_flat_twins() {
     let name = index.field(index.lookup("name").unwrap());
     let (mut flat, mut checked) = (0, 0);
     for (word, postings) in name.terms().iter() {
-        // Latin words: a word in kana is also matched in parts (the CJK rules).
         let Postings::Bitmap(ids) = postings else {
             continue;
         };
+        // Latin words: a word in kana is also matched in parts (the CJK rules).
         if !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
             continue;
         }
