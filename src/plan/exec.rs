@@ -22,7 +22,7 @@ use smallvec::SmallVec;
 use super::dense::{self, DenseIds};
 use super::mask::{ids_of_words, page_of_words};
 use super::{Check, Node, Partition, Plan};
-use crate::index::{bitmap_of_bits, Postings};
+use crate::index::{bitmap_of_bits, FlatBits, Postings};
 use crate::json::walk::Scalar;
 use crate::store::NO_PARENT;
 use crate::text::{fold, words};
@@ -228,11 +228,20 @@ impl<'c> Plan<'c> {
     /// flat twins when both have one (a common word within a language scope), else by
     /// roaring.
     pub(super) fn pair_len(&self, a: &RoaringBitmap, b: &RoaringBitmap) -> u64 {
-        let index = self.collection.index();
-        match (index.twin(a), index.twin(b)) {
-            (Some(a), Some(b)) => a.and_len(b),
-            _ => a.intersection_len(b),
+        match self.pair_twins(a, b) {
+            Some((a, b)) => a.and_len(b),
+            None => a.intersection_len(b),
         }
+    }
+
+    /// The flat twins of a [`Matches::Pair`]'s bitmaps, when both have one.
+    pub(super) fn pair_twins(
+        &self,
+        a: &RoaringBitmap,
+        b: &RoaringBitmap,
+    ) -> Option<(&'c FlatBits, &'c FlatBits)> {
+        let index = self.collection.index();
+        Some((index.twin(a)?, index.twin(b)?))
     }
 
     /// The two bitmaps of a [`Matches::Pair`], when the plan is an AND of two terms held

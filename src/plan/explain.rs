@@ -66,8 +66,7 @@ impl<'c> Plan<'c> {
                 dense.len()
             )),
             _ => self.pair().map(|(a, b)| {
-                let index = self.collection.index();
-                let flat = index.twin(a).is_some() && index.twin(b).is_some();
+                let flat = self.pair_twins(a, b).is_some();
                 format!(
                     "pair: two bitmaps counted{} and paged without building their intersection  {} match",
                     if flat { " on their flat twins" } else { "" },
