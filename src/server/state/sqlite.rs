@@ -89,9 +89,9 @@ const CREDITS_USED: &str = "SELECT team, SUM(used) FROM (
          UNION ALL SELECT team, credits FROM charges
      ) GROUP BY team";
 
-/// At most this many times a charge group's leader lets the ready tasks run before it
-/// commits, while they keep joining the group.
-const GATHER_YIELDS: usize = 8;
+/// At most this many times the charge writer gives its core to the request workers
+/// before it commits, while they keep adding charges to its group.
+const GATHER_YIELDS: usize = 4;
 
 /// The rows the charge writer appends before its next group also folds them. A fold
 /// updates a row per team it meets: with 2,000 teams charging, folding every 512 rows
@@ -751,16 +751,17 @@ impl SqliteState {
     }
 }
 
-/// Commits the charges of concurrent requests together. A request's charge joins the
-/// queue; when no commit is under way it starts a leader task, which lets the tasks
-/// ready on its worker reach their charges (up to [`GATHER_YIELDS`] times, while the
-/// queue grows), takes the queue, appends it to the `charges`
-/// table in one transaction and tells each waiting request its outcome. Charges queued
-/// during that commit get a new leader, so no answer waits for more than the commit
-/// under way and its own. Appending touches the table's last page only, however many
-/// teams a group holds; every [`FOLD_EVERY_ROWS`] rows a group's transaction also folds
-/// them into `credits_used`, so the table stays short and no other connection's write
-/// waits on the writer's or makes it wait.
+/// Commits the charges of concurrent requests together, on a thread of its own, so that
+/// no request worker stops to commit. A request's charge joins the queue and wakes the
+/// thread if it sleeps; the thread gives its core to the workers while the queue keeps
+/// growing (up to [`GATHER_YIELDS`] times), takes the whole queue, appends it to the
+/// `charges` table in one transaction and tells each waiting request its outcome, then
+/// takes what queued meanwhile. So no answer waits for more than the commit under way
+/// and its own. Appending touches
+/// the table's last page only, however many teams a group holds; every
+/// [`FOLD_EVERY_ROWS`] rows a group's transaction also folds them into `credits_used`,
+/// so the table stays short and no other connection's write waits on the writer's or
+/// makes it wait.
 #[derive(Debug, Clone)]
 pub(crate) struct ChargeWriter {
     inner: std::sync::Arc<WriterInner>,
@@ -769,17 +770,24 @@ pub(crate) struct ChargeWriter {
 #[derive(Debug)]
 struct WriterInner {
     shown: String,
-    queue: Mutex<Queued>,
-    /// The writer's connection, used by the one leader at a time, and the rows it
-    /// appended since it last folded.
-    db: Mutex<(Connection, usize)>,
+    queue: std::sync::Arc<WriterQueue>,
+    /// The writer's thread, joined when the last handle goes (after it has committed
+    /// what was queued).
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// The charges waiting, and whether a leader will commit them.
+/// The charges waiting for the writer's thread, and how it is woken.
+#[derive(Debug, Default)]
+struct WriterQueue {
+    queued: Mutex<Queued>,
+    wake: std::sync::Condvar,
+}
+
+/// The charges waiting, and whether the writer is to stop once they are committed.
 #[derive(Debug, Default)]
 struct Queued {
     charges: Vec<QueuedCharge>,
-    leading: bool,
+    stopping: bool,
 }
 
 #[derive(Debug)]
@@ -791,7 +799,7 @@ struct QueuedCharge {
 }
 
 impl ChargeWriter {
-    /// A writer on its own connection to `state`'s database.
+    /// A writer on its own connection to `state`'s database, with its thread.
     pub(crate) fn start(state: &SqliteState) -> Result<ChargeWriter, StateError> {
         let db = Connection::open(&state.path).map_err(state.fail("open the database"))?;
         db.busy_timeout(std::time::Duration::from_secs(5))
@@ -802,11 +810,23 @@ impl ChargeWriter {
         // ([`SqliteState::checkpoint`]); a commit here never stops to checkpoint.
         db.pragma_update(None, "wal_autocheckpoint", 0)
             .map_err(state.fail("turn off automatic checkpoints"))?;
+        let queue = std::sync::Arc::new(WriterQueue::default());
+        let thread = std::thread::Builder::new()
+            .name("cardex-charges".into())
+            .spawn({
+                let queue = queue.clone();
+                move || write_charges(&db, &queue)
+            })
+            .map_err(|e| StateError::Database {
+                state: format!("sqlite:{}", state.path.display()),
+                doing: "start the charge writer",
+                source: Box::new(e),
+            })?;
         Ok(ChargeWriter {
             inner: std::sync::Arc::new(WriterInner {
                 shown: format!("sqlite:{}", state.path.display()),
-                queue: Mutex::new(Queued::default()),
-                db: Mutex::new((db, 0)),
+                queue,
+                thread: Some(thread),
             }),
         })
     }
@@ -818,24 +838,29 @@ impl ChargeWriter {
         credits: u64,
     ) -> Result<(), StateError> {
         let (done, outcome) = tokio::sync::oneshot::channel();
-        let lead = {
-            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
-            queue.charges.push(QueuedCharge {
+        let first = {
+            let mut queued = self
+                .inner
+                .queue
+                .queued
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            queued.charges.push(QueuedCharge {
                 team,
                 credits,
                 done,
             });
-            !std::mem::replace(&mut queue.leading, true)
+            queued.charges.len() == 1
         };
-        if lead {
-            // A task of its own: a request that goes away leaves the group led.
-            tokio::spawn(self.lead());
+        if first {
+            // The thread sleeps only on an empty queue: a later charge finds it awake.
+            self.inner.queue.wake.notify_one();
         }
         let reason = match outcome.await {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(reason)) => reason,
-            // The leader's task ended before it said (the runtime shutting down): not
-            // known to be committed, so not reported as committed.
+            // The writer's thread ended without saying: not known to be committed, so not
+            // reported as committed.
             Err(_) => "the charge writer stopped; this charge may not be committed".into(),
         };
         Err(StateError::Database {
@@ -844,63 +869,62 @@ impl ChargeWriter {
             source: reason.into(),
         })
     }
+}
 
-    /// Commits the queue as one group, then hands what queued meanwhile to a new leader.
-    fn lead(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let writer = self.clone();
-        async move {
-            // The tasks ready on this worker run first, for as long as they keep adding
-            // charges: those that reach their charge meanwhile join this group rather
-            // than the next. A commit costs about the same for 1 charge as for 30, so
-            // larger groups leave the workers more time to answer.
-            let mut queued = 0;
+impl Drop for WriterInner {
+    fn drop(&mut self) {
+        self.queue
+            .queued
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .stopping = true;
+        self.queue.wake.notify_one();
+        if let Some(thread) = self.thread.take() {
+            // The thread commits what is queued, then ends; a panic in it was already
+            // reported to the charges it dropped.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The writer's thread: commits the queue as one group whenever it holds charges, until
+/// the writer stops and the queue is empty.
+fn write_charges(db: &Connection, queue: &WriterQueue) {
+    let mut unfolded = 0;
+    loop {
+        let charges = {
+            let mut queued = queue.queued.lock().unwrap_or_else(|e| e.into_inner());
+            while queued.charges.is_empty() {
+                if queued.stopping {
+                    return;
+                }
+                queued = queue.wake.wait(queued).unwrap_or_else(|e| e.into_inner());
+            }
+            let mut seen = queued.charges.len();
             for _ in 0..GATHER_YIELDS {
-                tokio::task::yield_now().await;
-                let now = writer.queued();
-                if now == queued {
+                drop(queued);
+                std::thread::yield_now();
+                queued = queue.queued.lock().unwrap_or_else(|e| e.into_inner());
+                if queued.charges.len() == seen {
                     break;
                 }
-                queued = now;
+                seen = queued.charges.len();
             }
-            writer.commit_queued();
-        }
-    }
-
-    /// The charges waiting for a leader.
-    fn queued(&self) -> usize {
-        let queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
-        queue.charges.len()
-    }
-
-    fn commit_queued(&self) {
-        let charges = {
-            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
-            std::mem::take(&mut queue.charges)
+            std::mem::take(&mut queued.charges)
         };
-        let outcome = {
-            let mut db = self.inner.db.lock().unwrap_or_else(|e| e.into_inner());
-            let (connection, unfolded) = &mut *db;
-            match commit_group(connection, &charges, *unfolded >= FOLD_EVERY_ROWS) {
-                Ok(appended) if *unfolded >= FOLD_EVERY_ROWS => {
-                    *unfolded = 0;
-                    Ok(appended)
-                }
-                Ok(appended) => {
-                    *unfolded += appended;
-                    Ok(appended)
-                }
-                Err(e) => Err(e.to_string()),
+        let fold = unfolded >= FOLD_EVERY_ROWS;
+        // A panic fails this group alone: the next one rolls back what it left open.
+        let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            commit_group(db, &charges, fold)
+        }));
+        let outcome = match committed {
+            Ok(Ok(appended)) => {
+                unfolded = if fold { 0 } else { unfolded + appended };
+                Ok(())
             }
-            .map(|_| ())
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("the charge writer panicked while committing".to_string()),
         };
-        let more = {
-            let mut queue = self.inner.queue.lock().unwrap_or_else(|e| e.into_inner());
-            queue.leading = !queue.charges.is_empty();
-            queue.leading
-        };
-        if more {
-            tokio::spawn(self.lead());
-        }
         for charge in charges {
             // A request that went away no longer waits for its outcome.
             let _ = charge.done.send(outcome.clone());
@@ -1147,7 +1171,8 @@ mod tests {
     fn a_group_adds_up_each_teams_charges() {
         let dir = scratch("group_sums");
         let state = SqliteState::open(&dir.join("state.db")).unwrap();
-        let writer = ChargeWriter::start(&state).unwrap();
+        // The writer's own connection settings do not matter to the sums.
+        let db = Connection::open(dir.join("state.db")).unwrap();
         // 3,000 charges of 1 to 3 credits over 700 teams, teams interleaved: the kind of
         // group many connections make.
         let teams: Vec<std::sync::Arc<str>> =
@@ -1165,10 +1190,7 @@ mod tests {
                 }
             })
             .collect();
-        let appended = {
-            let db = writer.inner.db.lock().unwrap();
-            commit_group(&db.0, &group, false).unwrap()
-        };
+        let appended = commit_group(&db, &group, false).unwrap();
         assert_eq!(appended, 700, "one row per team");
         for (team, want) in teams.iter().zip(&expected) {
             assert_eq!(state.used(team).unwrap(), *want, "{team}");
