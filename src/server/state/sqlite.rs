@@ -1198,6 +1198,48 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_writers_thread_stops_with_its_last_handle() {
+        let dir = scratch("writer_stops");
+        let state = SqliteState::open(&dir.join("state.db")).unwrap();
+        let writer = ChargeWriter::start(&state).unwrap();
+        let thread = writer.inner.thread.as_ref().unwrap().thread().id();
+        let charges: Vec<_> = (0..64)
+            .map(|_| {
+                let writer = writer.clone();
+                tokio::spawn(async move { writer.charge("acme".into(), 2).await })
+            })
+            .collect();
+        for charge in charges {
+            charge.await.unwrap().unwrap();
+        }
+        assert_eq!(state.used("acme").unwrap(), 128);
+        // The clones are gone with their tasks: dropping the last handle ends the thread
+        // (and joins it, so this returns only once it has ended).
+        assert_eq!(std::sync::Arc::strong_count(&writer.inner), 1);
+        let handle = {
+            let mut writer = writer;
+            std::sync::Arc::get_mut(&mut writer.inner)
+                .unwrap()
+                .thread
+                .take()
+                .unwrap()
+        };
+        assert_eq!(handle.thread().id(), thread);
+        // Told to stop by the handle's drop, the thread ends at once; a writer that was
+        // not told would sleep for ever, so this fails rather than hangs.
+        let waited_since = std::time::Instant::now();
+        while !handle.is_finished() {
+            assert!(
+                waited_since.elapsed() < std::time::Duration::from_secs(30),
+                "the writer's thread did not stop"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        handle.join().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn grouped_charges_count_before_and_after_they_are_folded() {
         let dir = scratch("grouped");
         let state = SqliteState::open(&dir.join("state.db")).unwrap();
