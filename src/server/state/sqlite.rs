@@ -757,11 +757,10 @@ impl SqliteState {
 /// growing (up to [`GATHER_YIELDS`] times), takes the whole queue, appends it to the
 /// `charges` table in one transaction and tells each waiting request its outcome, then
 /// takes what queued meanwhile. So no answer waits for more than the commit under way
-/// and its own. Appending touches
-/// the table's last page only, however many teams a group holds; every
-/// [`FOLD_EVERY_ROWS`] rows a group's transaction also folds them into `credits_used`,
-/// so the table stays short and no other connection's write waits on the writer's or
-/// makes it wait.
+/// and its own. Appending touches the table's last page only, however many teams a group
+/// holds; every [`FOLD_EVERY_ROWS`] rows a group's transaction also folds them into
+/// `credits_used`, so the table stays short and no other connection's write waits on the
+/// writer's or makes it wait.
 #[derive(Debug, Clone)]
 pub(crate) struct ChargeWriter {
     inner: std::sync::Arc<WriterInner>,
@@ -880,8 +879,8 @@ impl Drop for WriterInner {
             .stopping = true;
         self.queue.wake.notify_one();
         if let Some(thread) = self.thread.take() {
-            // The thread commits what is queued, then ends; a panic in it was already
-            // reported to the charges it dropped.
+            // The thread commits what is queued, then ends. Had it ended early (a panic
+            // outside a commit), its charges were told the writer stopped.
             let _ = thread.join();
         }
     }
@@ -1213,8 +1212,8 @@ mod tests {
             charge.await.unwrap().unwrap();
         }
         assert_eq!(state.used("acme").unwrap(), 128);
-        // The clones are gone with their tasks: dropping the last handle ends the thread
-        // (and joins it, so this returns only once it has ended).
+        // The clones went with their tasks. The thread's handle is taken out so that the
+        // test can watch it; dropping the last writer handle must tell the thread to stop.
         assert_eq!(std::sync::Arc::strong_count(&writer.inner), 1);
         let handle = {
             let mut writer = writer;
