@@ -309,6 +309,18 @@ fn main() {
             "search / constant throughput: {:.2} (best rounds)",
             best(&rates[1]) / best(&rates[0])
         );
+        // Each search round against the constant round just before it: the machine may
+        // change speed between rounds, and the best rounds of the two can then come from
+        // different moments.
+        let by_round: Vec<String> = rates[1]
+            .iter()
+            .zip(&rates[0])
+            .map(|(search, constant)| format!("{:.2}", search / constant))
+            .collect();
+        println!(
+            "search / constant throughput, round by round: {}",
+            by_round.join(" ")
+        );
         println!(
             "search / open search throughput: {:.2} (best rounds; what keys, the limit and charging cost)",
             best(&rates[1]) / best(&rates[3])
