@@ -415,11 +415,18 @@ impl Catalog {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn check(&self, req: &SearchRequest<'_>) -> Result<()> {
-        self.planned(Target::Cards, req, None, MAX_PAGE_SIZE, |collection| {
+        let parameters = |collection: &Collection| {
             parse_select(collection, req.select)?;
             parse_include(Target::Cards, req.include)
-        })?;
-        Ok(())
+        };
+        self.planned(
+            Target::Cards,
+            req,
+            None,
+            MAX_PAGE_SIZE,
+            parameters,
+            |_, _, _| (),
+        )
     }
 
     /// The plan of a card search as text: its operators in execution order, with their
@@ -487,8 +494,27 @@ impl Catalog {
         max_page_size: u32,
         parameters: impl FnOnce(&Collection) -> Result<T>,
     ) -> Result<(Hits, T)> {
-        let (plan, order, checked) =
-            self.planned(target, req, within, max_page_size, parameters)?;
+        self.planned(
+            target,
+            req,
+            within,
+            max_page_size,
+            parameters,
+            |plan, order, checked| {
+                let hits = self.run(target, req, &plan, &order);
+                (hits, checked)
+            },
+        )
+    }
+
+    /// The count and the requested page of `plan`'s matches, in `order`.
+    fn run(
+        &self,
+        target: Target,
+        req: &SearchRequest<'_>,
+        plan: &Plan<'_>,
+        order: &[OrderKey],
+    ) -> Hits {
         let collection = self.collection(target);
         let matches = plan.matches();
         let total_count = matches.len();
@@ -498,26 +524,27 @@ impl Catalog {
             matches.page(offset, limit)
         } else {
             let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-            sorted_page(collection, &matches.into_set(), &order, offset, limit)
+            sorted_page(collection, &matches.into_set(), order, offset, limit)
         };
-        let hits = Hits {
+        Hits {
             total_count,
             record_ids,
-        };
-        Ok((hits, checked))
+        }
     }
 
-    /// A list request checked and planned, not run: its plan, its `order_by` bound to the
-    /// plan, and what `parameters` made of the request's other parameters (see
-    /// [`Catalog::matches`] for the order of the checks).
-    fn planned<'p, T>(
+    /// A list request checked and planned, handed to `then` without being run: its plan,
+    /// its `order_by` bound to the plan, and what `parameters` made of the request's other
+    /// parameters (see [`Catalog::matches`] for the order of the checks). The plan is
+    /// passed on rather than returned, so it is not moved once more on the way.
+    fn planned<'p, T, R>(
         &'p self,
         target: Target,
         req: &SearchRequest<'p>,
         within: Option<Postings<'p>>,
         max_page_size: u32,
         parameters: impl FnOnce(&Collection) -> Result<T>,
-    ) -> Result<(Plan<'p>, Vec<OrderKey>, T)> {
+        then: impl FnOnce(Plan<'p>, Vec<OrderKey>, T) -> R,
+    ) -> Result<R> {
         req.validate_paging(max_page_size)?;
         let collection = self.collection(target);
         let universe = self.universe(target, req.lang)?;
@@ -526,7 +553,7 @@ impl Catalog {
         let checked = parameters(collection)?;
         let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
         bind_order(collection, &plan, &mut order, req.order_by.unwrap_or(""))?;
-        Ok((plan, order, checked))
+        Ok(then(plan, order, checked))
     }
 }
 
@@ -566,10 +593,19 @@ impl Hits {
 }
 
 /// `order_by=f1,-f2`: fields of the collection (camelCase accepted), `-` for descending.
+///
+/// The usual request gives none: that case is inlined, so the caller receives no
+/// `Result` to copy (this and the other parameter checks run on every search).
+#[inline]
 fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<OrderKey>> {
-    let Some(text) = order_by.filter(|t| !t.trim().is_empty()) else {
-        return Ok(Vec::new());
-    };
+    match order_by.filter(|t| !t.trim().is_empty()) {
+        None => Ok(Vec::new()),
+        Some(text) => parse_order_keys(collection, text),
+    }
+}
+
+/// [`parse_order`] of a non-blank `text`.
+fn parse_order_keys(collection: &Collection, text: &str) -> Result<Vec<OrderKey>> {
     let schema = collection.schema();
     text.split(',')
         .map(|item| {
@@ -715,10 +751,16 @@ impl Collection {
 }
 
 /// `select=id,name`: top-level fields of the collection (camelCase accepted).
+#[inline]
 fn parse_select(collection: &Collection, select: Option<&str>) -> Result<Option<Select>> {
-    let Some(text) = select.filter(|t| !t.trim().is_empty()) else {
-        return Ok(None);
-    };
+    match select.filter(|t| !t.trim().is_empty()) {
+        None => Ok(None),
+        Some(text) => parse_select_keys(collection, text).map(Some),
+    }
+}
+
+/// [`parse_select`] of a non-blank `text`.
+fn parse_select_keys(collection: &Collection, text: &str) -> Result<Select> {
     let schema = collection.schema();
     let mut keys = Vec::new();
     for name in text.split(',').map(str::trim) {
@@ -743,7 +785,7 @@ fn parse_select(collection: &Collection, select: Option<&str>) -> Result<Option<
             }
         }
     }
-    Ok(Some(Select::new(keys)))
+    Ok(Select::new(keys))
 }
 
 /// ` (did you mean `x`?)` after a refused name, or nothing.
@@ -754,10 +796,16 @@ fn did_you_mean(suggestion: Option<String>) -> String {
 }
 
 /// `include=prices,pop_reports` (cards only).
+#[inline]
 fn parse_include(target: Target, include: Option<&str>) -> Result<Include> {
-    let Some(text) = include.filter(|t| !t.trim().is_empty()) else {
-        return Ok(Include::NONE);
-    };
+    match include.filter(|t| !t.trim().is_empty()) {
+        None => Ok(Include::NONE),
+        Some(text) => parse_include_parts(target, text),
+    }
+}
+
+/// [`parse_include`] of a non-blank `text`.
+fn parse_include_parts(target: Target, text: &str) -> Result<Include> {
     if target == Target::Expansions {
         return Err(ParameterError::invalid(
             "include",

@@ -240,7 +240,13 @@ impl<'c> Plan<'c> {
             all.push(body);
             Node::And(all)
         };
-        let mut bound = Vec::new();
+        let mut plan = Plan {
+            root,
+            collection,
+            universe,
+            query: text,
+            bound: Vec::new(),
+        };
         if let Some(expr) = &query.expr {
             let mut nested = Vec::new();
             top_level(expr, &mut |term| {
@@ -249,12 +255,15 @@ impl<'c> Plan<'c> {
                 }
             });
             for (field, inner, span) in nested {
-                if let Node::Nested { space, plan, .. } =
-                    resolver.nested(&field.value, field.span, inner, span)?
+                if let Node::Nested {
+                    space,
+                    plan: inner_plan,
+                    ..
+                } = resolver.nested(&field.value, field.span, inner, span)?
                 {
-                    bound.push(BoundNested {
+                    plan.bound.push(BoundNested {
                         space,
-                        plan: *plan,
+                        plan: *inner_plan,
                         fixed: fixed_fields(inner),
                         span,
                         found: Found::default(),
@@ -262,15 +271,9 @@ impl<'c> Plan<'c> {
                 }
             }
         }
-        let mut root = normalize::normalize(root);
-        share_found(&mut root, &bound);
-        Ok(Plan {
-            root,
-            collection,
-            universe,
-            query: text,
-            bound,
-        })
+        normalize::normalize(&mut plan.root);
+        share_found(&mut plan.root, &plan.bound);
+        Ok(plan)
     }
 }
 
@@ -328,21 +331,20 @@ impl<'c> Resolver<'c> {
     /// The parser bounds the depth of the tree (parentheses), so this recursion is bounded.
     fn expr(&self, expr: &Expr<'_>) -> Result<Node<'c>, PlanError> {
         Ok(match expr {
-            Expr::And(items) => Node::And(
-                items
-                    .iter()
-                    .map(|e| self.expr(e))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Expr::Or(items) => Node::Or(
-                items
-                    .iter()
-                    .map(|e| self.expr(e))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Expr::And(items) => Node::And(self.exprs(items)?),
+            Expr::Or(items) => Node::Or(self.exprs(items)?),
             Expr::Not(inner) => Node::Not(Box::new(self.expr(inner)?)),
             Expr::Term(term) => self.term(term)?,
         })
+    }
+
+    /// The nodes of `items`, each resolved straight into its place.
+    fn exprs(&self, items: &[Expr<'_>]) -> Result<Vec<Node<'c>>, PlanError> {
+        let mut nodes = Vec::with_capacity(items.len());
+        for item in items {
+            nodes.push(self.expr(item)?);
+        }
+        Ok(nodes)
     }
 
     fn term(&self, term: &Term<'_>) -> Result<Node<'c>, PlanError> {
@@ -459,7 +461,8 @@ impl<'c> Resolver<'c> {
         };
         // Kept when it matches nothing (`currency:EUR` where no price is in euros), as
         // written.
-        let root = normalize::normalize(resolver.expr(inner)?);
+        let mut root = resolver.expr(inner)?;
+        normalize::normalize(&mut root);
         Ok(Node::Nested {
             space,
             path: &nested[space].path,

@@ -4,71 +4,83 @@
 
 use super::Node;
 
-/// Normalises `node` (recursion is bounded by the parser's depth limit).
-pub(crate) fn normalize(node: Node<'_>) -> Node<'_> {
+/// Normalises `node` in place (recursion is bounded by the parser's depth limit). A node
+/// that needs no change is not moved: most plans need none, and their nodes are large.
+pub(crate) fn normalize(node: &mut Node<'_>) {
     match node {
         Node::And(items) => {
-            let mut out: Vec<Node<'_>> = Vec::with_capacity(items.len());
-            for item in items {
-                match normalize(item) {
-                    Node::All => {}
-                    Node::Empty => return Node::Empty,
-                    Node::And(inner) => out.extend(inner),
-                    other => push_unique(&mut out, other),
-                }
+            if let Some(replacement) = normalize_list(items, true) {
+                *node = replacement;
             }
-            single(out, Node::All, Node::And)
         }
         Node::Or(items) => {
-            let mut out: Vec<Node<'_>> = Vec::with_capacity(items.len());
-            for item in items {
-                match normalize(item) {
-                    Node::Empty => {}
-                    Node::All => return Node::All,
-                    Node::Or(inner) => out.extend(inner),
-                    other => push_unique(&mut out, other),
-                }
+            if let Some(replacement) = normalize_list(items, false) {
+                *node = replacement;
             }
-            single(out, Node::Empty, Node::Or)
         }
-        Node::Not(mut inner) => match normalize(std::mem::replace(&mut *inner, Node::Empty)) {
-            Node::Not(x) => *x,
-            Node::All => Node::Empty,
-            Node::Empty => Node::All,
-            other => {
-                // The box is reused.
-                *inner = other;
-                Node::Not(inner)
+        Node::Not(inner) => {
+            normalize(inner);
+            match &mut **inner {
+                Node::Not(x) => {
+                    let x = std::mem::replace(&mut **x, Node::Empty);
+                    *node = x;
+                }
+                Node::All => *node = Node::Empty,
+                Node::Empty => *node = Node::All,
+                _ => {}
             }
-        },
-        Node::Verify {
-            candidates,
-            field,
-            check,
-            span,
-        } => match normalize(*candidates) {
-            Node::Empty => Node::Empty,
-            candidates => Node::Verify {
-                candidates: Box::new(candidates),
-                field,
-                check,
-                span,
-            },
-        },
-        Node::Sets { sets, .. } if sets.is_empty() => Node::Empty,
-        other => other,
+        }
+        Node::Verify { candidates, .. } => {
+            normalize(candidates);
+            if matches!(**candidates, Node::Empty) {
+                *node = Node::Empty;
+            }
+        }
+        Node::Sets { sets, .. } if sets.is_empty() => *node = Node::Empty,
+        _ => {}
     }
 }
 
-fn single<'c>(
-    mut items: Vec<Node<'c>>,
-    none: Node<'c>,
-    many: fn(Vec<Node<'c>>) -> Node<'c>,
-) -> Node<'c> {
+/// Normalises the children of an `AND` (`and`) or an `OR`: each child, then drops the
+/// operator's unit (everything for `AND`, nothing for `OR`), answers its zero when a child
+/// is one, flattens children of the same operator, drops repeated leaves, and unwraps a
+/// single child. `Some` is the node that replaces the operator.
+fn normalize_list<'c>(items: &mut Vec<Node<'c>>, and: bool) -> Option<Node<'c>> {
+    let unit = || if and { Node::All } else { Node::Empty };
+    let zero = || if and { Node::Empty } else { Node::All };
+    let same_op = |n: &Node<'_>| matches!((n, and), (Node::And(_), true) | (Node::Or(_), false));
+    let is_unit = |n: &Node<'_>| matches!((n, and), (Node::All, true) | (Node::Empty, false));
+    let is_zero = |n: &Node<'_>| matches!((n, and), (Node::Empty, true) | (Node::All, false));
+    let mut changes = false;
+    for i in 0..items.len() {
+        normalize(&mut items[i]);
+        let item = &items[i];
+        if is_zero(item) {
+            return Some(zero());
+        }
+        changes = changes
+            || is_unit(item)
+            || same_op(item)
+            || items[..i].iter().any(|n| same_leaf(n, item));
+    }
+    if changes {
+        let children = std::mem::take(items);
+        items.reserve(children.len());
+        for child in children {
+            if is_unit(&child) {
+                continue;
+            }
+            if !same_op(&child) {
+                push_unique(items, child);
+            } else if let Node::And(inner) | Node::Or(inner) = child {
+                items.extend(inner);
+            }
+        }
+    }
     match items.len() {
-        0 => none,
-        1 => items.pop().expect("one item"),
-        _ => many(items),
+        0 => Some(unit()),
+        1 => items.pop(),
+        _ => None,
     }
 }
 
@@ -129,7 +141,10 @@ mod tests {
         let a: RoaringBitmap = (0..1).collect();
         let b: RoaringBitmap = (0..2).collect();
         let c: RoaringBitmap = (0..3).collect();
-        let n = |node| shape(&normalize(node));
+        let n = |mut node| {
+            normalize(&mut node);
+            shape(&node)
+        };
         assert_eq!(
             n(Node::And(vec![
                 leaf(&a),

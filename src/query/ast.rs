@@ -116,6 +116,9 @@ impl PartialEq for Term<'_> {
 
 /// How a term compares its value with the field's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+// Eight bytes wide, so that a `Term` holds no padding: moving a term then copies only
+// written bytes, never stale stack bytes read back through a stalled store.
+#[repr(u64)]
 pub enum Mode {
     /// `field:value`: keyword fields by whole value, text fields by consecutive words, both
     /// after folding.

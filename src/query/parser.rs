@@ -1,8 +1,9 @@
 //! The nom parser: one function per production of the grammar in [`crate::query`].
 //!
 //! Positions are tracked the tantivy way: a sub-slice `rest` of the query is at byte
-//! offset `query.len() - rest.len()`. Lexemes (words, numbers, field names, whitespace)
-//! are nom combinators; the productions are nom parsers over `&str` with [`PErr`] as the
+//! offset `query.len() - rest.len()`. Numbers are nom combinators; words, field names and
+//! whitespace are read byte by byte (ASCII at once, anything else by its `char`), as they
+//! are on every query. The productions are nom parsers over `&str` with [`PErr`] as the
 //! error type. Every designed error is returned as `nom::Err::Failure` (committed), so no
 //! `alt` ever reports the wrong branch, and nothing is parsed twice: the parser looks at
 //! the next character and commits.
@@ -11,8 +12,7 @@
 //! and [`MAX_DEPTH`] bounds it; `NOT` chains
 //! are read in a loop.
 
-use nom::bytes::complete::{take_while, take_while1};
-use nom::character::complete::{char, digit1, one_of};
+use nom::character::complete::{char, digit1};
 use nom::combinator::{opt, recognize};
 use nom::sequence::pair;
 use nom::{IResult, Parser};
@@ -295,11 +295,10 @@ impl QueryParser {
             let len = token_len(input);
             return fail(input, len, ParseErrorKind::TooManyTerms { max: MAX_TERMS });
         }
-        let (rest, prefix) = opt(one_of("!^")).parse(input)?;
-        let mode = match prefix {
-            Some('!') => Mode::Exact,
-            Some(_) => Mode::Literal,
-            None => Mode::Match,
+        let (mode, rest) = match input.as_bytes()[0] {
+            b'!' => (Mode::Exact, &input[1..]),
+            b'^' => (Mode::Literal, &input[1..]),
+            _ => (Mode::Match, input),
         };
         if mode != Mode::Match
             && (rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == ')'))
@@ -411,7 +410,15 @@ impl QueryParser {
 
     /// A word: everything up to whitespace, `(` or `)`. A keyword is not a word.
     fn word<'a>(&mut self, input: &'a str) -> PResult<'a, Value<'a>> {
-        let (rest, word) = take_while1(is_word_char).parse(input)?;
+        let len = token_end(input);
+        if len == 0 {
+            return Err(nom::Err::Error(PErr {
+                rest_len: input.len(),
+                len: 0,
+                kind: ParseErrorKind::Internal,
+            }));
+        }
+        let (word, rest) = input.split_at(len);
         if let Some(&kw) = KEYWORDS.iter().find(|&&k| k == word) {
             return fail(
                 input,
@@ -737,22 +744,54 @@ fn unescape(raw: &str) -> String {
     text
 }
 
-/// Skips whitespace (any Unicode whitespace, so an ideographic space separates too).
+/// Skips whitespace (any Unicode whitespace, so an ideographic space separates too). ASCII
+/// is read byte by byte; the first non-ASCII byte hands over to `char::is_whitespace`.
 fn ws(input: &str) -> &str {
-    let parsed: PResult<'_, &str> = take_while(char::is_whitespace).parse(input);
-    parsed.map(|(rest, _)| rest).unwrap_or(input)
+    let ascii = input
+        .bytes()
+        .position(|b| !is_ascii_space(b))
+        .unwrap_or(input.len());
+    let rest = &input[ascii..];
+    if rest.as_bytes().first().is_some_and(|&b| !b.is_ascii()) {
+        rest.trim_start_matches(char::is_whitespace)
+    } else {
+        rest
+    }
 }
 
-/// Whether `c` can be part of a word: anything but whitespace and parentheses.
-fn is_word_char(c: char) -> bool {
-    !c.is_whitespace() && c != '(' && c != ')'
+/// The ASCII characters `char::is_whitespace` accepts: space, tab, line feed, vertical
+/// tab, form feed and carriage return.
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
+/// The byte length of the word at the start of `input`: up to whitespace, `(` or `)`.
+fn token_end(input: &str) -> usize {
+    let bytes = input.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b.is_ascii() {
+            if is_ascii_space(b) || b == b'(' || b == b')' {
+                break;
+            }
+            i += 1;
+        } else {
+            match input[i..].chars().next() {
+                Some(c) if !c.is_whitespace() => i += c.len_utf8(),
+                _ => break,
+            }
+        }
+    }
+    i
 }
 
 /// Whether `rest` starts a new token (or ends the input): the end of a keyword or value.
 fn at_token_end(rest: &str) -> bool {
-    rest.chars()
-        .next()
-        .is_none_or(|c| c.is_whitespace() || c == '(' || c == ')')
+    match rest.as_bytes().first() {
+        None => true,
+        Some(&b) if b.is_ascii() => is_ascii_space(b) || b == b'(' || b == b')',
+        Some(_) => rest.chars().next().is_some_and(char::is_whitespace),
+    }
 }
 
 /// If `input` starts with keyword `kw` as a whole token, the text after it.
@@ -762,6 +801,9 @@ fn keyword<'a>(input: &'a str, kw: &str) -> Option<&'a str> {
 
 /// The keyword `input` starts with, if any.
 fn leading_keyword(input: &str) -> Option<&'static str> {
+    if !matches!(input.as_bytes().first(), Some(b'A' | b'O' | b'N' | b'T')) {
+        return None;
+    }
     KEYWORDS.into_iter().find(|kw| keyword(input, kw).is_some())
 }
 
@@ -885,9 +927,7 @@ fn bound<'a>(input: &'a str, after: &str) -> PResult<'a, Option<f64>> {
 /// The byte length of the token at the start of `input` (at least one character, none
 /// at the end of the input), for error spans.
 fn token_len(input: &str) -> usize {
-    let word = input
-        .find(|c: char| !is_word_char(c))
-        .unwrap_or(input.len());
+    let word = token_end(input);
     if word > 0 {
         word
     } else {
