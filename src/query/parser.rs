@@ -103,6 +103,18 @@ pub(crate) fn parse_with_max_len(query: &str, max_len: usize) -> Result<Query<'_
             query,
         ));
     }
+    let start = ws(query);
+    if start.is_empty() {
+        return Ok(Query { expr: None });
+    }
+    if let Some(expr) = plain_conjunction(query) {
+        return Ok(Query { expr: Some(expr) });
+    }
+    productions(query, start)
+}
+
+/// `query` read by the productions from `start`, its first non-blank character.
+pub(crate) fn productions<'a>(query: &'a str, start: &'a str) -> Result<Query<'a>, ParseError> {
     let mut parser = QueryParser {
         len: query.len(),
         depth: 0,
@@ -112,10 +124,6 @@ pub(crate) fn parse_with_max_len(query: &str, max_len: usize) -> Result<Query<'_
         let start = query.len() - e.rest_len;
         ParseError::new(e.kind, Span::new(start, start + e.len), query)
     };
-    let start = ws(query);
-    if start.is_empty() {
-        return Ok(Query { expr: None });
-    }
     match parser.or(start) {
         Ok((rest, expr)) => {
             let rest = ws(rest);
@@ -142,6 +150,110 @@ pub(crate) fn parse_with_max_len(query: &str, max_len: usize) -> Result<Query<'_
             query,
         )),
     }
+}
+
+/// The most common shape of `q`, read in one pass without the productions: `field:word`
+/// terms, each alone or negated once (`-` or `NOT`), all joined by whitespace or `AND` or
+/// all by `OR`, in ASCII, with nothing else the grammar gives a meaning to (no other prefix, quote, range,
+/// parenthesis, comparison or keyword; at most [`MAX_TERMS`] terms). `None` leaves the query to the productions, which read it from
+/// its start; when this answers, its tree is the one they build, spans included (a
+/// property test holds them to it). Each term is built once, where it stays, rather than
+/// handed up through every production.
+pub(crate) fn plain_conjunction(query: &str) -> Option<Expr<'_>> {
+    let offset = |rest: &str| query.len() - rest.len();
+    let mut rest = skip_ascii_space(query);
+    let mut first = None;
+    let mut more = Vec::new();
+    // How the terms are joined: `AND` (or whitespace), or `OR`.
+    let mut joiner = None;
+    loop {
+        let (negated, term_start) = match rest.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => match rest.strip_prefix("NOT") {
+                Some(r) if r.bytes().next().is_some_and(is_ascii_space) => {
+                    (true, skip_ascii_space(r))
+                }
+                _ => (false, rest),
+            },
+        };
+        rest = term_start;
+        let (after_field, name) = field_name(rest).ok()?;
+        let value = after_field.strip_prefix(':')?;
+        if value.starts_with(['"', '[', '{', '(']) {
+            return None;
+        }
+        let len = token_end(value);
+        let (word, after) = value.split_at(len);
+        if len == 0 || !word.is_ascii() || KEYWORDS.contains(&word) {
+            return None;
+        }
+        let term = Term {
+            field: Some(Spanned::new(
+                Cow::Borrowed(name),
+                Span::new(offset(rest), offset(after_field)),
+            )),
+            mode: Mode::Match,
+            test: Test::Value(Value::Word(Spanned::new(
+                Cow::Borrowed(word),
+                Span::new(offset(value), offset(after)),
+            ))),
+            span: Span::new(offset(rest), offset(after)),
+        };
+        let expr = if negated {
+            Expr::Not(Box::new(Expr::Term(term)))
+        } else {
+            Expr::Term(term)
+        };
+        match first.take() {
+            None if more.is_empty() => first = Some(expr),
+            None => more.push(expr),
+            Some(one) => {
+                more.reserve(4);
+                more.push(one);
+                more.push(expr);
+            }
+        }
+        if more.len() > MAX_TERMS {
+            return None;
+        }
+        // Whitespace, then the end, another term, or `AND` or `OR` and whitespace.
+        let next = skip_ascii_space(after);
+        if next.is_empty() {
+            break;
+        }
+        if next.len() == after.len() {
+            return None;
+        }
+        let keyword = |kw: &str| {
+            next.strip_prefix(kw)
+                .filter(|r| r.bytes().next().is_some_and(is_ascii_space))
+                .map(skip_ascii_space)
+        };
+        let (and, after_joiner) = match (keyword("AND"), keyword("OR")) {
+            (Some(r), _) => (true, r),
+            (None, Some(r)) => (false, r),
+            (None, None) => (true, next),
+        };
+        // `AND` binds tighter than `OR`: a mix is left to the productions.
+        if *joiner.get_or_insert(and) != and {
+            return None;
+        }
+        rest = after_joiner;
+    }
+    Some(match (first, joiner) {
+        (Some(one), _) => one,
+        (None, Some(false)) => Expr::Or(more),
+        (None, _) => Expr::And(more),
+    })
+}
+
+/// `input` after its leading ASCII whitespace.
+fn skip_ascii_space(input: &str) -> &str {
+    let skipped = input
+        .bytes()
+        .position(|b| !is_ascii_space(b))
+        .unwrap_or(input.len());
+    &input[skipped..]
 }
 
 /// Parser state: the query length (to turn rests into offsets) and the limits' counters.
@@ -746,7 +858,7 @@ fn unescape(raw: &str) -> String {
 
 /// Skips whitespace (any Unicode whitespace, so an ideographic space separates too). ASCII
 /// is read byte by byte; the first non-ASCII byte hands over to `char::is_whitespace`.
-fn ws(input: &str) -> &str {
+pub(crate) fn ws(input: &str) -> &str {
     let ascii = input
         .bytes()
         .position(|b| !is_ascii_space(b))

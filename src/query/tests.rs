@@ -650,3 +650,150 @@ fn the_nested_lookahead_reads_prefixes_as_the_term_parser_does() {
         "attacks:(NOT !\"fire (burst) x:1\" AND damage>=60)"
     );
 }
+
+/// What the productions alone make of `q` (the fast path skipped), spans included.
+fn by_productions(q: &str) -> String {
+    let start = parser::ws(q);
+    format!(
+        "{:?}",
+        parser::productions(q, start).map(|query| query.expr)
+    )
+}
+
+/// Queries of the plain shape and of its near misses: each piece is a plain one four
+/// times in five, else one the grammar treats specially (keywords, prefixes, quotes,
+/// ranges, parentheses, comparisons, Unicode whitespace and letters, malformed names).
+fn near_plain_query() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    fn piece(plain: Vec<&'static str>, odd: Vec<&'static str>) -> BoxedStrategy<&'static str> {
+        prop_oneof![4 => prop::sample::select(plain), 1 => prop::sample::select(odd)].boxed()
+    }
+    let field = piece(
+        vec![
+            "rarity_code",
+            "printings",
+            "attacks.name",
+            "a",
+            "_x",
+            "ANDx",
+            "OR_",
+            "TO1",
+        ],
+        vec!["AND", "OR", "NOT", "TO", "a.", "a..b", "1a", ""],
+    );
+    let colon = piece(vec![":"], vec![">=", "<", "", "::"]);
+    let value = piece(
+        vec![
+            "SR",
+            "PRB01",
+            "x",
+            "-5",
+            "*",
+            "char*",
+            "a:b",
+            "3.5",
+            "2024/01/02",
+            "!x",
+            "ANDx",
+        ],
+        vec![
+            "AND", "OR", "NOT", "TO", "\"q r\"", "[1 TO 2]", "{1 TO *]", "(x OR y)", "(x:y)", "é",
+            "ｘ", "x)", "x(", "^", "",
+        ],
+    );
+    let prefix = piece(
+        vec!["", "", "", "-", "NOT ", "NOT\t\t"],
+        vec![
+            "!",
+            "^",
+            "(",
+            "\"",
+            "--",
+            "NOT",
+            "NOT NOT ",
+            "- ",
+            "NOT(",
+            "-NOT ",
+            "NOT\u{3000}",
+        ],
+    );
+    let separator = piece(
+        vec![
+            " ", "  ", "\t", " AND ", "\nAND\r", " AND", "AND ", " OR ", " OR", "\tOR\t",
+        ],
+        vec![
+            " NOT ", " ORx", "OR ", "\u{3000}", "\x0b", " AND\x0b", "", ") ", " ( ",
+        ],
+    );
+    let term = (prefix, field, colon, value).prop_map(|(p, f, c, v)| format!("{p}{f}{c}{v}"));
+    (
+        piece(vec!["", " "], vec!["\u{a0}", "("]),
+        prop::collection::vec((term, separator), 1..6),
+        piece(vec!["", " ", "\t"], vec![")", "\u{3000}"]),
+    )
+        .prop_map(|(lead, parts, tail)| {
+            let mut q = lead.to_string();
+            for (i, (term, sep)) in parts.iter().enumerate() {
+                if i > 0 {
+                    q.push_str(sep);
+                }
+                q.push_str(term);
+            }
+            q.push_str(tail);
+            q
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, ..Default::default() })]
+
+    /// When the one-pass reading of a plain conjunction answers, its tree is the
+    /// productions' tree, spans included; when it does not, `parse` still answers as the
+    /// productions do.
+    #[test]
+    fn the_plain_conjunction_path_builds_the_productions_tree(q in near_plain_query()) {
+        if let Some(expr) = parser::plain_conjunction(&q) {
+            proptest::prop_assert_eq!(format!("{:?}", Ok::<_, ParseError>(Some(expr))), by_productions(&q));
+        }
+        proptest::prop_assert_eq!(format!("{:?}", parse(&q).map(|query| query.expr)), by_productions(&q));
+    }
+}
+
+#[test]
+fn plain_conjunctions_take_the_one_pass_path() {
+    // The path is taken where it should be (the property above only checks agreement).
+    for q in [
+        "rarity_code:SR",
+        "printings:PRB01 AND rarity_code:SR",
+        "  expansion_id:s10\trarity_code:SR  ",
+        "a:b:c AND:x attacks.name:x",
+        "a:b ANDc:d",
+        "expansion_id:s10 AND NOT rarity_code:C",
+        "-a:b NOT:x NOTc:d NOT\x0be:f",
+        "rarity_code:SR OR rarity_code:SEC OR -rarity_code:UR",
+    ] {
+        let expr = parser::plain_conjunction(q).unwrap_or_else(|| panic!("{q:?}"));
+        assert_eq!(
+            format!("{:?}", Ok::<_, ParseError>(Some(expr))),
+            by_productions(q)
+        );
+    }
+    for q in [
+        "name:\"fire spin\"",
+        "--rarity_code:C",
+        "NOT NOT a:b",
+        "- a:b",
+        "a:x OR b:y c:d",
+        "a:x b:y OR c:d",
+        "hp>=100",
+        "pikachu",
+        "a:x\u{3000}b:y",
+        "a:AND",
+    ] {
+        assert!(parser::plain_conjunction(q).is_none(), "{q:?}");
+    }
+    // More terms than the limit go to the productions, which refuse them.
+    let many = vec!["a:b"; MAX_TERMS + 1].join(" ");
+    assert!(parser::plain_conjunction(&many).is_none());
+    assert!(parse(&many).is_err());
+}
