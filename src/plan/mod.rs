@@ -342,7 +342,12 @@ impl<'c> Resolver<'c> {
     fn exprs(&self, items: &[Expr<'_>]) -> Result<Vec<Node<'c>>, PlanError> {
         let mut nodes = Vec::with_capacity(items.len());
         for item in items {
-            nodes.push(self.expr(item)?);
+            // A term's node comes straight from `term`, not through `expr`'s result too.
+            let node = match item {
+                Expr::Term(term) => self.term(term)?,
+                other => self.expr(other)?,
+            };
+            nodes.push(node);
         }
         Ok(nodes)
     }
@@ -569,7 +574,8 @@ impl<'c> Resolver<'c> {
         wildcard: bool,
     ) -> Node<'c> {
         let field = leaf.field;
-        let folded = fold(raw);
+        let mut buffer = [0; FOLD_BUFFER];
+        let folded = fold_short(raw, &mut buffer);
         let label = |kind| Label::Term(span, leaf.id, kind);
         if mode == Mode::Literal {
             // The field's values as written, looked up (built on the first such query).
@@ -627,6 +633,15 @@ impl<'c> Resolver<'c> {
                 check,
                 span,
             };
+        }
+        if !wildcard {
+            // One plain word (most text terms): looked up at once, with no tests to build.
+            let mut found = words(&folded);
+            if let (Some(word), None) = (found.next(), found.next()) {
+                if !Pattern::has_wildcard(word) && !is_all_cjk(word) {
+                    return sets(field.terms().get(word), label(LeafKind::Word));
+                }
+            }
         }
         let tests: Vec<WordTest> = if wildcard {
             pattern_words(&folded).map(word_test).collect()
@@ -769,16 +784,33 @@ fn blocks<'c>(
     label: Label,
     partition: Option<Partition>,
 ) -> Node<'c> {
-    let sets: SmallVec<[Postings<'c>; 1]> = lists.into_iter().collect();
-    if sets.is_empty() {
-        Node::Empty
-    } else {
-        Node::Sets {
-            sets,
-            label,
-            partition,
-        }
+    let mut lists = lists.into_iter();
+    let Some(first) = lists.next() else {
+        return Node::Empty;
+    };
+    // The usual single list goes inline at once, without the general collect.
+    let mut sets = SmallVec::from_buf([first]);
+    sets.extend(lists);
+    Node::Sets {
+        sets,
+        label,
+        partition,
     }
+}
+
+/// The longest value [`fold_short`] folds on the stack.
+const FOLD_BUFFER: usize = 32;
+
+/// [`fold`] of `raw`, in `buffer` when it is short ASCII (most values typed in `q`), so
+/// that planning a term allocates nothing for it.
+fn fold_short<'b>(raw: &'b str, buffer: &'b mut [u8; FOLD_BUFFER]) -> Cow<'b, str> {
+    if raw.len() > FOLD_BUFFER || !raw.is_ascii() || !raw.bytes().any(|b| b.is_ascii_uppercase()) {
+        return fold(raw);
+    }
+    let folded = &mut buffer[..raw.len()];
+    folded.copy_from_slice(raw.as_bytes());
+    folded.make_ascii_lowercase();
+    Cow::Borrowed(std::str::from_utf8(folded).expect("ASCII is UTF-8"))
 }
 
 fn word_test(word: &str) -> WordTest {
@@ -838,6 +870,9 @@ fn like<'c>(field: &'c Field, pattern: &Pattern) -> Vec<Postings<'c>> {
 /// A query value that is a number (`120`, `-5`, `2.5`), for matching JSON numbers.
 fn parse_number(raw: &str) -> Option<f64> {
     let digits = raw.strip_prefix('-').unwrap_or(raw);
+    if !digits.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
     let (int, frac) = digits.split_once('.').unwrap_or((digits, "0"));
     let ok = !int.is_empty()
         && !frac.is_empty()
