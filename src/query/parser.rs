@@ -107,7 +107,7 @@ pub(crate) fn parse_with_max_len(query: &str, max_len: usize) -> Result<Query<'_
     if start.is_empty() {
         return Ok(Query { expr: None });
     }
-    if let Some(expr) = plain_conjunction(query) {
+    if let Some(expr) = plain_query(query) {
         return Ok(Query { expr: Some(expr) });
     }
     productions(query, start)
@@ -154,12 +154,13 @@ pub(crate) fn productions<'a>(query: &'a str, start: &'a str) -> Result<Query<'a
 
 /// The most common shape of `q`, read in one pass without the productions: `field:word`
 /// terms, each alone or negated once (`-` or `NOT`), all joined by whitespace or `AND` or
-/// all by `OR`, in ASCII, with nothing else the grammar gives a meaning to (no other prefix, quote, range,
-/// parenthesis, comparison or keyword; at most [`MAX_TERMS`] terms). `None` leaves the query to the productions, which read it from
-/// its start; when this answers, its tree is the one they build, spans included (a
-/// property test holds them to it). Each term is built once, where it stays, rather than
-/// handed up through every production.
-pub(crate) fn plain_conjunction(query: &str) -> Option<Expr<'_>> {
+/// all by `OR`, in ASCII, with nothing else the grammar gives a meaning to (no other
+/// prefix, quote, range, parenthesis, comparison or keyword; at most [`MAX_TERMS`] terms).
+/// `None` leaves the query to the productions, which read it from its start; when this
+/// answers, its tree is the one they build, spans included (a property test holds them to
+/// it). Each term is built once, where it stays, rather than handed up through every
+/// production.
+pub(crate) fn plain_query(query: &str) -> Option<Expr<'_>> {
     let offset = |rest: &str| query.len() - rest.len();
     let mut rest = skip_ascii_space(query);
     let mut first = None;

@@ -747,12 +747,12 @@ fn near_plain_query() -> impl proptest::strategy::Strategy<Value = String> {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, ..Default::default() })]
 
-    /// When the one-pass reading of a plain conjunction answers, its tree is the
+    /// When the one-pass reading of a plain query answers, its tree is the
     /// productions' tree, spans included; when it does not, `parse` still answers as the
     /// productions do.
     #[test]
-    fn the_plain_conjunction_path_builds_the_productions_tree(q in near_plain_query()) {
-        if let Some(expr) = parser::plain_conjunction(&q) {
+    fn the_plain_query_path_builds_the_productions_tree(q in near_plain_query()) {
+        if let Some(expr) = parser::plain_query(&q) {
             proptest::prop_assert_eq!(format!("{:?}", Ok::<_, ParseError>(Some(expr))), by_productions(&q));
         }
         proptest::prop_assert_eq!(format!("{:?}", parse(&q).map(|query| query.expr)), by_productions(&q));
@@ -760,7 +760,7 @@ proptest::proptest! {
 }
 
 #[test]
-fn plain_conjunctions_take_the_one_pass_path() {
+fn plain_queries_take_the_one_pass_path() {
     // The path is taken where it should be (the property above only checks agreement).
     for q in [
         "rarity_code:SR",
@@ -772,7 +772,7 @@ fn plain_conjunctions_take_the_one_pass_path() {
         "-a:b NOT:x NOTc:d NOT\x0be:f",
         "rarity_code:SR OR rarity_code:SEC OR -rarity_code:UR",
     ] {
-        let expr = parser::plain_conjunction(q).unwrap_or_else(|| panic!("{q:?}"));
+        let expr = parser::plain_query(q).unwrap_or_else(|| panic!("{q:?}"));
         assert_eq!(
             format!("{:?}", Ok::<_, ParseError>(Some(expr))),
             by_productions(q)
@@ -790,10 +790,10 @@ fn plain_conjunctions_take_the_one_pass_path() {
         "a:x\u{3000}b:y",
         "a:AND",
     ] {
-        assert!(parser::plain_conjunction(q).is_none(), "{q:?}");
+        assert!(parser::plain_query(q).is_none(), "{q:?}");
     }
     // More terms than the limit go to the productions, which refuse them.
     let many = vec!["a:b"; MAX_TERMS + 1].join(" ");
-    assert!(parser::plain_conjunction(&many).is_none());
+    assert!(parser::plain_query(&many).is_none());
     assert!(parse(&many).is_err());
 }
