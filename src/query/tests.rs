@@ -651,9 +651,13 @@ fn the_nested_lookahead_reads_prefixes_as_the_term_parser_does() {
     );
 }
 
-/// What the productions alone make of `q` (the fast path skipped), spans included.
+/// What the productions alone make of `q` (the one-pass path skipped), spans included; a
+/// blank `q` is the query of everything, as `parse` has it before either.
 fn by_productions(q: &str) -> String {
     let start = parser::ws(q);
+    if start.is_empty() {
+        return format!("{:?}", Ok::<_, ParseError>(None::<Expr<'_>>));
+    }
     format!(
         "{:?}",
         parser::productions(q, start).map(|query| query.expr)
@@ -752,6 +756,15 @@ proptest::proptest! {
     /// productions do.
     #[test]
     fn the_plain_query_path_builds_the_productions_tree(q in near_plain_query()) {
+        if let Some(expr) = parser::plain_query(&q) {
+            proptest::prop_assert_eq!(format!("{:?}", Ok::<_, ParseError>(Some(expr))), by_productions(&q));
+        }
+        proptest::prop_assert_eq!(format!("{:?}", parse(&q).map(|query| query.expr)), by_productions(&q));
+    }
+
+    /// The same on any text (printable characters of any script, and ASCII controls).
+    #[test]
+    fn the_plain_query_path_agrees_on_any_text(q in "[\\PC\t\n\x0b ]{0,40}") {
         if let Some(expr) = parser::plain_query(&q) {
             proptest::prop_assert_eq!(format!("{:?}", Ok::<_, ParseError>(Some(expr))), by_productions(&q));
         }
