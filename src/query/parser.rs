@@ -153,13 +153,13 @@ pub(crate) fn productions<'a>(query: &'a str, start: &'a str) -> Result<Query<'a
 }
 
 /// The most common shape of `q`, read in one pass without the productions: `field:word`
-/// terms, each alone or negated once (`-` or `NOT`), all joined by whitespace or `AND` or
-/// all by `OR`, in ASCII, with nothing else the grammar gives a meaning to (no other
-/// prefix, quote, range, parenthesis, comparison or keyword; at most [`MAX_TERMS`] terms).
-/// `None` leaves the query to the productions, which read it from its start; when this
-/// answers, its tree is the one they build, spans included (a property test holds them to
-/// it). Each term is built once, where it stays, rather than handed up through every
-/// production.
+/// and `field:"phrase"` terms (no backslash in the phrase), each alone or negated once (`-`
+/// or `NOT`), all joined by whitespace or `AND` or all by `OR`, in ASCII outside the
+/// quotes, with nothing else the grammar gives a meaning to (no other prefix, range,
+/// parenthesis, comparison or keyword; at most [`MAX_TERMS`] terms). `None` leaves the
+/// query to the productions, which read it from its start; when this answers, its tree is
+/// the one they build, spans included (property tests hold them to it). Each term is built
+/// once, where it stays, rather than handed up through every production.
 pub(crate) fn plain_query(query: &str) -> Option<Expr<'_>> {
     let offset = |rest: &str| query.len() - rest.len();
     let mut rest = skip_ascii_space(query);
@@ -180,24 +180,19 @@ pub(crate) fn plain_query(query: &str) -> Option<Expr<'_>> {
         rest = term_start;
         let (after_field, name) = field_name(rest).ok()?;
         let value = after_field.strip_prefix(':')?;
-        if value.starts_with(['"', '[', '{', '(']) {
-            return None;
-        }
-        let len = token_end(value);
-        let (word, after) = value.split_at(len);
-        if len == 0 || !word.is_ascii() || KEYWORDS.contains(&word) {
-            return None;
-        }
+        let (text, after) = plain_value(value)?;
+        let text = Spanned::new(Cow::Borrowed(text), Span::new(offset(value), offset(after)));
         let term = Term {
             field: Some(Spanned::new(
                 Cow::Borrowed(name),
                 Span::new(offset(rest), offset(after_field)),
             )),
             mode: Mode::Match,
-            test: Test::Value(Value::Word(Spanned::new(
-                Cow::Borrowed(word),
-                Span::new(offset(value), offset(after)),
-            ))),
+            test: Test::Value(if value.starts_with('"') {
+                Value::Phrase(text)
+            } else {
+                Value::Word(text)
+            }),
             span: Span::new(offset(rest), offset(after)),
         };
         let expr = if negated {
@@ -246,6 +241,27 @@ pub(crate) fn plain_query(query: &str) -> Option<Expr<'_>> {
         (None, Some(false)) => Expr::Or(more),
         (None, _) => Expr::And(more),
     })
+}
+
+/// The value at the start of `value` in a plain query, and the text after it: an ASCII
+/// word that is not a keyword, or a quoted phrase without backslashes (so nothing to
+/// unescape). For a phrase the text is inside the quotes; the caller tells the two apart
+/// by the opening quote.
+fn plain_value(value: &str) -> Option<(&str, &str)> {
+    if let Some(body) = value.strip_prefix('"') {
+        let end = body.find(['"', '\\'])?;
+        let rest = body[end..].strip_prefix('"')?;
+        return Some((&body[..end], rest));
+    }
+    if value.starts_with(['[', '{', '(']) {
+        return None;
+    }
+    let len = token_end(value);
+    let (word, after) = value.split_at(len);
+    if len == 0 || !word.is_ascii() || KEYWORDS.contains(&word) {
+        return None;
+    }
+    Some((word, after))
 }
 
 /// `input` after its leading ASCII whitespace.

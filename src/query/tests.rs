@@ -699,10 +699,33 @@ fn near_plain_query() -> impl proptest::strategy::Strategy<Value = String> {
             "2024/01/02",
             "!x",
             "ANDx",
+            "\"q r\"",
+            "\"Pokémon ex\"",
+            "\"\"",
+            "\"a OR b\"",
         ],
         vec![
-            "AND", "OR", "NOT", "TO", "\"q r\"", "[1 TO 2]", "{1 TO *]", "(x OR y)", "(x:y)", "é",
-            "ｘ", "x)", "x(", "^", "",
+            "AND",
+            "OR",
+            "NOT",
+            "TO",
+            "\"q",
+            "\"a\\\"b\"",
+            "\"a\\b\"",
+            "\"a\\\\b\"",
+            "\"a\\\\\"",
+            "\"x\"y",
+            "\"x\"(",
+            "[1 TO 2]",
+            "{1 TO *]",
+            "(x OR y)",
+            "(x:y)",
+            "é",
+            "ｘ",
+            "x)",
+            "x(",
+            "^",
+            "",
         ],
     );
     let prefix = piece(
@@ -784,6 +807,7 @@ fn plain_queries_take_the_one_pass_path() {
         "expansion_id:s10 AND NOT rarity_code:C",
         "-a:b NOT:x NOTc:d NOT\x0be:f",
         "rarity_code:SR OR rarity_code:SEC OR -rarity_code:UR",
+        "attacks.name:\"flame burst\" NOT name:\"Pokémon ex\" x:\"\"",
     ] {
         let expr = parser::plain_query(q).unwrap_or_else(|| panic!("{q:?}"));
         assert_eq!(
@@ -792,7 +816,11 @@ fn plain_queries_take_the_one_pass_path() {
         );
     }
     for q in [
-        "name:\"fire spin\"",
+        "name:\"a\\\"b\"",
+        "name:\"a\\b\"",
+        "name:\"x\"y",
+        "name:\"open",
+        "!name:\"x\"",
         "--rarity_code:C",
         "NOT NOT a:b",
         "- a:b",
