@@ -876,11 +876,7 @@ fn unescape(raw: &str) -> String {
 /// Skips whitespace (any Unicode whitespace, so an ideographic space separates too). ASCII
 /// is read byte by byte; the first non-ASCII byte hands over to `char::is_whitespace`.
 pub(crate) fn ws(input: &str) -> &str {
-    let ascii = input
-        .bytes()
-        .position(|b| !is_ascii_space(b))
-        .unwrap_or(input.len());
-    let rest = &input[ascii..];
+    let rest = skip_ascii_space(input);
     if rest.as_bytes().first().is_some_and(|&b| !b.is_ascii()) {
         rest.trim_start_matches(char::is_whitespace)
     } else {
