@@ -8,6 +8,9 @@
 //! - `first_page/<variant>/<dataset>`: a whole search answer — the above plus the first
 //!   page of 100 cards written as the JSON envelope into a buffer (plain, with
 //!   `include=prices,pop_reports`, and with `select`).
+//! - `first_page_compressed/<variant>/<dataset>`: the same answers from the same snapshot
+//!   loaded with a compressed store (`StoreKind::Compressed`), each asserted equal to the
+//!   plain store's, byte for byte, before timing.
 //!
 //! Corpus model: the bundled `data/` snapshot; the Pokémon TCG API's data set (20,078
 //! real cards, imported once under `target/bench-data/`, skipped when absent) with a
@@ -21,7 +24,7 @@ mod common;
 
 use std::hint::black_box;
 
-use cardex::{Catalog, SearchRequest};
+use cardex::{Catalog, Engine, OpenOptions, SearchRequest, StoreKind};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 /// A realistic mix on the Pokémon TCG data set: what its users search for.
@@ -113,7 +116,21 @@ fn bench_catalog(
     }
     group.finish();
 
-    let mut group = c.benchmark_group("first_page");
+    bench_first_pages(c, "first_page", dataset, catalog, None, page);
+}
+
+/// Benches whole first pages of `catalog` in `group`: every card, with prices and pop
+/// reports, with `select`, and `page`. With `plain` (the same catalog with a plain
+/// store), each answer is first asserted equal to its.
+fn bench_first_pages(
+    c: &mut Criterion,
+    group: &str,
+    dataset: &str,
+    catalog: &Catalog,
+    plain: Option<&Catalog>,
+    page: (&str, SearchRequest<'_>),
+) {
+    let mut group = c.benchmark_group(group);
     let variants: [(&str, SearchRequest<'_>); 4] = [
         ("all_100", SearchRequest::new("")),
         (
@@ -128,6 +145,10 @@ fn bench_catalog(
     ];
     for (name, req) in variants {
         let total = catalog.search(&req).expect("runs").total_count();
+        if let Some(plain) = plain {
+            let json = |c: &Catalog| c.search(&req).expect("runs").to_json();
+            assert_eq!(json(catalog), json(plain), "{name}");
+        }
         let mut out = Vec::with_capacity(1 << 20);
         group.bench_with_input(BenchmarkId::new(name, dataset), &req, |b, req| {
             b.iter(|| {
@@ -140,6 +161,28 @@ fn bench_catalog(
         });
     }
     group.finish();
+}
+
+/// Benches `bench_first_pages` on `dir` loaded with a compressed store, beside `plain`.
+fn bench_compressed(
+    c: &mut Criterion,
+    dataset: &str,
+    dir: &std::path::Path,
+    name: &str,
+    plain: &Catalog,
+    page: (&str, SearchRequest<'_>),
+) {
+    let options = OpenOptions::new().store(StoreKind::Compressed);
+    let engine = Engine::open_with(dir, &options, |_| {}).expect("loads compressed");
+    let catalog = engine.catalog(name).expect("the same catalog");
+    bench_first_pages(
+        c,
+        "first_page_compressed",
+        dataset,
+        catalog,
+        Some(plain),
+        page,
+    );
 }
 
 fn search_benches(c: &mut Criterion) {
@@ -169,24 +212,16 @@ fn search_benches(c: &mut Criterion) {
             "name_ordered",
             SearchRequest::new("name:pikachu").order_by("-expansion.release_date,number"),
         );
-        bench_catalog(
-            c,
-            "pokemon-tcg",
-            engine.catalog("pokemon").expect("imported"),
-            REAL_MIX,
-            page,
-        );
+        let pokemon = engine.catalog("pokemon").expect("imported");
+        bench_catalog(c, "pokemon-tcg", pokemon, REAL_MIX, page);
+        bench_compressed(c, "pokemon-tcg", engine.path(), "pokemon", pokemon, page);
     }
     for n in common::sizes() {
         let engine = common::generated_engine(n);
         let printings = ("printings_and_rarity", SearchRequest::new(MIX[1].1));
-        bench_catalog(
-            c,
-            &common::label(n),
-            engine.catalog("tcg").expect("generated"),
-            MIX,
-            printings,
-        );
+        let tcg = engine.catalog("tcg").expect("generated");
+        bench_catalog(c, &common::label(n), tcg, MIX, printings);
+        bench_compressed(c, &common::label(n), engine.path(), "tcg", tcg, printings);
     }
 }
 

@@ -6,6 +6,7 @@
 //! ```sh
 //! cargo run --release --example footprint -- data
 //! cargo run --release --example footprint -- --generate 1000000
+//! cargo run --release --example footprint -- --store compressed --generate 1000000
 //! ```
 
 use std::path::PathBuf;
@@ -31,7 +32,15 @@ fn json_bytes(dir: &std::path::Path) -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut options = cardex::OpenOptions::new();
+    if args.first().is_some_and(|a| a == "--store") && args.len() > 1 {
+        options = options.store(args[1].parse().unwrap_or_else(|e: String| {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }));
+        args.drain(..2);
+    }
     let dir = match args.as_slice() {
         [flag, n] if flag == "--generate" => {
             let n: usize = n.parse().expect("a number of cards");
@@ -51,31 +60,36 @@ fn main() {
         }
         [path] => PathBuf::from(path),
         _ => {
-            eprintln!("usage: footprint <snapshot dir> | --generate <cards>");
+            eprintln!(
+                "usage: footprint [--store plain|compressed] <snapshot dir> | --generate <cards>"
+            );
             std::process::exit(2);
         }
     };
     let before = rss_kib("VmRSS:").unwrap_or(0);
     let start = Instant::now();
-    let engine = cardex::Engine::open(&dir).expect("loads");
+    let engine = cardex::Engine::open_with(&dir, &options, |_| {}).expect("loads");
     let elapsed = start.elapsed();
     let after = rss_kib("VmRSS:").unwrap_or(0);
     let peak = rss_kib("VmHWM:").unwrap_or(0);
     let file_bytes = json_bytes(&dir);
     let mut compact = 0u64;
     let mut heap = 0usize;
+    let mut text = 0usize;
     let mut cards = 0usize;
     for catalog in engine.catalogs() {
         for collection in [catalog.cards(), catalog.expansions()] {
             compact += (0..collection.len() as u32)
-                .map(|i| collection.doc(i).len() as u64)
+                .map(|i| collection.doc_len(i) as u64)
                 .sum::<u64>();
             heap += collection.heap_bytes();
+            text += collection.text_heap_bytes();
         }
         cards += catalog.cards().len();
     }
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     println!("snapshot:        {}", dir.display());
+    println!("store:           {}", options.store.as_str());
     println!("cards:           {cards}");
     println!("files (JSON):    {:.1} MiB", mib(file_bytes));
     println!("compact JSON:    {:.1} MiB", mib(compact));
@@ -95,6 +109,11 @@ fn main() {
         "heap estimate:   {:.1} MiB ({:.2}x compact JSON)",
         mib(heap as u64),
         heap as f64 / compact as f64
+    );
+    println!(
+        "records' JSON:   {:.1} MiB ({:.3}x compact JSON)",
+        mib(text as u64),
+        text as f64 / compact as f64
     );
     let start = Instant::now();
     let marks = cardex::Marks::of(&engine);

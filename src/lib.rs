@@ -109,7 +109,7 @@ mod text;
 pub struct ReadmeExample;
 
 pub use engine::{
-    Catalog, Engine, Hits, Item, ItemRequest, Page, SearchRequest, ITEM_PARAMETERS,
+    Catalog, Engine, Hits, Item, ItemRequest, OpenOptions, Page, SearchRequest, ITEM_PARAMETERS,
     LIST_PARAMETERS, MAX_PAGE_SIZE,
 };
 pub use error::{Error, NotFound, ParameterError, ParameterErrorKind, Result};
@@ -122,4 +122,4 @@ pub use load::{LoadError, LoadErrorKind, LoadProgress, RecordAt};
 pub use naming::{camel_case, field_kind, snake_case, FieldKind};
 pub use plan::{Holds, PlanError, PlanErrorKind};
 pub use schema::FieldInfo;
-pub use store::Collection;
+pub use store::{Collection, StoreKind};

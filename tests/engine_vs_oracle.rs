@@ -2,7 +2,8 @@
 //! comparisons, phrases, wildcards, exact values, language scopes, nested queries bound
 //! to one element) over generated stores whose records exercise every matching rule and
 //! hold several price records per variant, compared by result and by order; and sorts by
-//! a price, bound by nested conditions or not.
+//! a price, bound by nested conditions or not. Every page is also asked of the same store
+//! loaded compressed ([`StoreKind::Compressed`]), which must write the same bytes.
 
 mod support;
 
@@ -10,7 +11,7 @@ use std::sync::OnceLock;
 
 use cardex::generate::Rng;
 use cardex::query::parse;
-use cardex::{Engine, SearchRequest};
+use cardex::{Catalog, Engine, OpenOptions, SearchRequest, StoreKind};
 use proptest::prelude::*;
 use serde_json::{json, Value as Json};
 use support::oracle::{self, Records};
@@ -21,6 +22,8 @@ use support::TempDir;
 struct Store {
     _dir: TempDir,
     engine: Engine,
+    /// The same snapshot with a compressed store.
+    compressed: Engine,
     records: Records,
     expansions: Vec<Json>,
 }
@@ -215,11 +218,15 @@ fn store(seed: u64) -> &'static Store {
                     &serde_json::to_string(&cards[120..]).unwrap(),
                 );
                 let engine = Engine::open(dir.path()).expect("generated store loads");
+                let options = OpenOptions::new().store(StoreKind::Compressed);
+                let compressed = Engine::open_with(dir.path(), &options, |_| {})
+                    .expect("generated store loads compressed");
                 let mut served: Vec<Json> = cards.iter().map(oracle::served_card).collect();
                 oracle::default_order(&mut served, &expansions);
                 Store {
                     _dir: dir,
                     engine,
+                    compressed,
                     records: Records::new(served),
                     expansions,
                 }
@@ -551,6 +558,7 @@ fn check(seed: u64, q: &str, lang: Option<&str>) -> Result<(), TestCaseError> {
         let p = catalog
             .search(&req.page(page))
             .map_err(|e| TestCaseError::fail(format!("{q}: {e}")))?;
+        same_page_compressed(store, &req.page(page), &p.to_json())?;
         if p.count() == 0 {
             prop_assert_eq!(got.len() as u64, p.total_count());
             break;
@@ -580,6 +588,28 @@ fn check(seed: u64, q: &str, lang: Option<&str>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Asks `req` of the compressed store too: its page (or error) must be `plain`'s, byte for
+/// byte, and so must its records' ids.
+fn same_page_compressed(
+    store: &Store,
+    req: &SearchRequest<'_>,
+    plain: &str,
+) -> Result<(), TestCaseError> {
+    let catalog: &Catalog = store.compressed.catalog("g").unwrap();
+    let got = match catalog.search(req) {
+        Ok(page) => {
+            for &id in page.record_ids() {
+                let plain = store.engine.catalog("g").unwrap().cards().record_id(id);
+                prop_assert_eq!(catalog.cards().record_id(id), plain);
+            }
+            page.to_json()
+        }
+        Err(e) => e.to_string(),
+    };
+    prop_assert_eq!(got, plain, "compressed store, query {:?}", req.q);
+    Ok(())
+}
+
 /// Runs `q` sorted by the market price through the engine and the oracle: each matching
 /// card's key is the largest (descending) or smallest (ascending) market price over its
 /// price records that satisfy every nested condition on `variants.prices` at the top of
@@ -601,7 +631,13 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
     let req = SearchRequest::new(q).order_by(order_by);
     let mut got = Vec::new();
     for page in 1.. {
-        match catalog.search(&req.page(page)) {
+        let answer = catalog.search(&req.page(page));
+        let json = answer
+            .as_ref()
+            .map(|p| p.to_json())
+            .map_err(|e| e.to_string());
+        same_page_compressed(store, &req.page(page), &json.unwrap_or_else(|e| e))?;
+        match answer {
             Ok(p) if p.count() == 0 => break,
             Ok(p) => got.extend(
                 p.record_ids()

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use cardex::LoadErrorKind;
 use cardex::SearchRequest;
-use cardex::{ChangeKind, LiveEngine};
+use cardex::{ChangeKind, Engine, LiveEngine, OpenOptions, StoreKind};
 use serde_json::{json, Value};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -107,6 +107,36 @@ fn a_reload_swaps_reports_and_a_broken_snapshot_keeps_the_old_engine() {
     std::fs::remove_file(data.join("onepiece/cards/OP01-again.json")).unwrap();
     let report = live.reload().unwrap();
     assert!(report.changes.is_empty(), "{:?}", report.changes);
+    std::fs::remove_dir_all(&data).unwrap();
+}
+
+#[test]
+fn a_compressed_engine_reloads_compressed_and_reports_the_same_changes() {
+    let data = snapshot_copy("compressed");
+    let options = OpenOptions::new().store(StoreKind::Compressed);
+    let live = LiveEngine::new(Engine::open_with(&data, &options, |_| {}).unwrap());
+    let plain = LiveEngine::open(&data).unwrap();
+    assert_eq!(market(&live.current(), "ddw-3"), 9.8);
+    edit_cards(&data, "pokemon", |c| {
+        if c["id"] == "ddw-3" {
+            c["variants"][0]["prices"][0]["market"] = json!(12.25);
+        }
+    });
+    let report = live.reload().unwrap();
+    assert_eq!(report.changes, plain.reload().unwrap().changes);
+    assert_eq!(report.changes[0].raw_prices, ["ddw"]);
+    let engine = live.current();
+    assert_eq!(engine.options().store, StoreKind::Compressed);
+    assert_eq!(market(&engine, "ddw-3"), 12.25);
+    let page = |e: &Engine| {
+        let req = SearchRequest::new("variants.prices.market>10").include("prices");
+        e.catalog("pokemon")
+            .unwrap()
+            .search(&req)
+            .unwrap()
+            .to_json()
+    };
+    assert_eq!(page(&engine), page(&plain.current()));
     std::fs::remove_dir_all(&data).unwrap();
 }
 

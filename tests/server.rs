@@ -1035,3 +1035,52 @@ fn a_bad_signature_header_name_stops_the_start() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compressed_store_serves_the_same_bytes() {
+    let plain = Server::start(&[]);
+    let compressed = Server::start(&["--store", "compressed"]);
+    assert!(
+        compressed.log().contains("(compressed store)"),
+        "{}",
+        compressed.log()
+    );
+    assert!(plain.log().contains("(plain store)"), "{}", plain.log());
+    let client = client();
+    for path in [
+        "/pokemon/v1/cards",
+        "/pokemon/v1/cards?q=attacks.name:%22fire%20spin%22%20OR%20hp%3E=100&include=prices,pop_reports",
+        "/pokemon/v1/cards?q=name:char*&select=name,hp&order_by=-hp",
+        "/pokemon/v1/ja/cards?q=name:ex",
+        "/onepiece/v1/cards?q=printings:PRB01&order_by=-variants.prices.market",
+        "/onepiece/v1/cards/OP01-001?include=prices",
+        "/onepiece/v1/expansions",
+        "/onepiece/v1/expansions/OP01/cards?page_size=3&page=2",
+        "/lorcana/v1/cards?q=^rarity:Legendary",
+        "/v2/cards?q=name:charizard",
+        "/v2/sets",
+    ] {
+        let body = |server: &Server| {
+            let request = client.get(server.url(path));
+            async move {
+                let response = request.send().await.unwrap();
+                (response.status(), response.text().await.unwrap())
+            }
+        };
+        let (a, b) = (body(&plain).await, body(&compressed).await);
+        assert_eq!(a.0, StatusCode::OK, "{path}: {}", a.1);
+        assert_eq!(a, b, "{path}");
+    }
+    plain.stop();
+    compressed.stop();
+}
+
+#[test]
+fn an_unknown_store_kind_stops_the_start() {
+    let (code, _, err) = cardex(&["serve", "--open", "--store", "zipped"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("unknown store kind \"zipped\": expected `plain` or `compressed`"),
+        "{err}"
+    );
+}

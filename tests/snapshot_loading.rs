@@ -345,7 +345,7 @@ fn record_ids_are_the_ids_of_the_json() {
         let name = catalog.name();
         for collection in [catalog.cards(), catalog.expansions()] {
             for i in 0..collection.len() as u32 {
-                let json: serde_json::Value = serde_json::from_str(collection.doc(i)).unwrap();
+                let json: serde_json::Value = serde_json::from_str(&collection.doc(i)).unwrap();
                 assert_eq!(
                     collection.record_id(i),
                     json["id"].as_str().unwrap(),

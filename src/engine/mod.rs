@@ -21,7 +21,7 @@ use crate::load::{self, LoadError, LoadProgress};
 use crate::plan::Plan;
 use crate::query;
 use crate::schema::{FieldError, FieldErrorKind, Schema};
-use crate::store::{render_record, sorted_page, Collection, Counted, OrderKey, Select};
+use crate::store::{render_record, sorted_page, Collection, Counted, OrderKey, Select, StoreKind};
 use crate::text::fold;
 
 /// The catalogs of one snapshot, loaded in memory and indexed.
@@ -38,7 +38,41 @@ use crate::text::fold;
 #[derive(Debug)]
 pub struct Engine {
     path: PathBuf,
+    options: OpenOptions,
     catalogs: BTreeMap<String, Catalog>,
+}
+
+/// How [`Engine::open_with`] keeps a snapshot in memory.
+///
+/// ```
+/// use cardex::{Engine, OpenOptions, SearchRequest, StoreKind};
+/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+/// let options = OpenOptions::new().store(StoreKind::Compressed);
+/// let compressed = Engine::open_with(dir, &options, |_| {})?;
+/// let plain = Engine::open(dir)?;
+/// let req = SearchRequest::new("rarity_code:SR");
+/// let page = |e: &Engine| e.catalog("onepiece").unwrap().search(&req).map(|p| p.to_json());
+/// assert_eq!(page(&compressed)?, page(&plain)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenOptions {
+    /// How the records' JSON is kept: plain (the default) or compressed.
+    pub store: StoreKind,
+}
+
+impl OpenOptions {
+    /// The defaults: a plain store.
+    pub fn new() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// Keeps the records' JSON as `store` says.
+    pub fn store(mut self, store: StoreKind) -> OpenOptions {
+        self.store = store;
+        self
+    }
 }
 
 impl Engine {
@@ -66,15 +100,45 @@ impl Engine {
         path: impl AsRef<Path>,
         progress: impl Fn(LoadProgress) + Sync,
     ) -> Result<Engine, LoadError> {
+        Engine::open_with(path, &OpenOptions::default(), progress)
+    }
+
+    /// [`Engine::open_with_progress`] with `options`: a compressed store compresses each
+    /// collection's records once they are indexed.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::open`].
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: &OpenOptions,
+        progress: impl Fn(LoadProgress) + Sync,
+    ) -> Result<Engine, LoadError> {
         let path = path.as_ref();
         let catalogs = load::load_with_progress(path, &progress)?
             .into_iter()
-            .map(|c| (c.name.clone(), Catalog::new(c)))
+            .map(|c| {
+                let mut catalog = Catalog::new(c);
+                if options.store == StoreKind::Compressed {
+                    catalog.compress();
+                }
+                (catalog.name.clone(), catalog)
+            })
             .collect();
+        if options.store == StoreKind::Compressed {
+            // The plain texts, freed once compressed, go back to the system.
+            crate::memory::release_free_memory();
+        }
         Ok(Engine {
             path: path.to_path_buf(),
+            options: options.clone(),
             catalogs,
         })
+    }
+
+    /// The options this engine was opened with (reloads use them again).
+    pub fn options(&self) -> &OpenOptions {
+        &self.options
     }
 
     /// The snapshot folder this engine was loaded from.
@@ -165,6 +229,11 @@ impl Catalog {
             languages,
             scopes,
         }
+    }
+
+    /// Keeps the cards' and the expansions' JSON compressed.
+    fn compress(&mut self) {
+        crate::par::join(|| self.cards.compress(), || self.expansions.compress());
     }
 
     /// The catalog's name (its folder name, path segment and webhook event prefix).
@@ -446,11 +515,9 @@ impl Catalog {
         let collection = self.collection(target);
         let select = parse_select(collection, req.select)?;
         let include = parse_include(target, req.include)?;
-        Ok(Item::new(
-            record,
-            collection.doc(record).len(),
-            |id, out| render_record(collection, id, select.as_ref(), include, out),
-        ))
+        Ok(Item::new(record, collection.doc_len(record), |id, out| {
+            render_record(collection, id, select.as_ref(), include, out)
+        }))
     }
 
     fn list(
@@ -470,7 +537,7 @@ impl Catalog {
         let records_len = hits
             .record_ids
             .iter()
-            .map(|&id| collection.doc(id).len())
+            .map(|&id| collection.doc_len(id))
             .sum();
         Ok(Page::new(
             req.page,

@@ -253,7 +253,14 @@ impl Marks {
 
 fn catalog_marks(cards: &Collection) -> CatalogMarks {
     let ids: Vec<u32> = cards.all().iter().collect();
-    let per_card = crate::par::map_slice(&ids, |&id| card_marks(cards.doc(id)));
+    let per_card = crate::par::map_slice(&ids, |&id| match cards.doc(id) {
+        Cow::Borrowed(doc) => card_marks(doc),
+        // Decompressed from a compressed store: the marks own their expansion ids.
+        Cow::Owned(doc) => card_marks(&doc)
+            .into_iter()
+            .map(|(kind, expansion, mark)| (kind, Cow::Owned(expansion.into_owned()), mark))
+            .collect(),
+    });
     let mut fingerprints: [HashMap<Cow<'_, str>, Vec<u64>>; 3] = Default::default();
     for marks in per_card {
         for (kind, expansion, mark) in marks {

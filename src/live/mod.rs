@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, OpenOptions};
 use crate::load::LoadError;
 pub use changes::{CatalogChanges, ChangeKind, Marks};
 
@@ -36,6 +36,8 @@ pub use changes::{CatalogChanges, ChangeKind, Marks};
 #[derive(Debug)]
 pub struct LiveEngine {
     path: PathBuf,
+    /// How reloads open the snapshot: as the first engine was.
+    options: OpenOptions,
     current: RwLock<Arc<Engine>>,
     /// The marks of the current engine; the lock also makes reloads one at a time.
     marks: Mutex<Marks>,
@@ -120,11 +122,12 @@ impl LiveEngine {
         Ok(LiveEngine::new(Engine::open(path)?))
     }
 
-    /// Wraps a loaded engine; reloads read [`Engine::path`].
+    /// Wraps a loaded engine; reloads read [`Engine::path`] with [`Engine::options`].
     pub fn new(engine: Engine) -> LiveEngine {
         let marks = Marks::of(&engine);
         LiveEngine {
             path: engine.path().to_path_buf(),
+            options: engine.options().clone(),
             current: RwLock::new(Arc::new(engine)),
             marks: Mutex::new(marks),
         }
@@ -179,7 +182,8 @@ impl LiveEngine {
     ) -> Result<ReloadReport, ReloadError<E>> {
         let started = Instant::now();
         let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
-        let engine = Engine::open(&self.path).map_err(ReloadError::Load)?;
+        let engine =
+            Engine::open_with(&self.path, &self.options, |_| {}).map_err(ReloadError::Load)?;
         let new_marks = Marks::of(&engine);
         let changes = marks.changes(&new_marks);
         let cards = engine

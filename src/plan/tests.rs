@@ -202,7 +202,7 @@ fn unions_mix_short_lists_and_bitmaps() {
     let collection = e.catalog("pokemon").unwrap().cards();
     let expected: Vec<String> = (0..collection.len() as u32)
         .filter(|&i| {
-            let card: serde_json::Value = serde_json::from_str(collection.doc(i)).unwrap();
+            let card: serde_json::Value = serde_json::from_str(&collection.doc(i)).unwrap();
             let name = crate::text::fold(card["name"].as_str().unwrap_or("")).into_owned();
             crate::text::words(&name).any(|w| w.contains('a'))
         })

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::state::StateUrl;
+use crate::StoreKind;
 
 /// How `cardex serve` runs: [`ServeConfig::new`], then set the fields that differ.
 #[derive(Debug, Clone)]
@@ -12,6 +13,8 @@ use super::state::StateUrl;
 pub struct ServeConfig {
     /// The snapshot folder.
     pub data: PathBuf,
+    /// How the snapshot's records are kept in memory: plain (the default) or compressed.
+    pub store: StoreKind,
     /// Where to listen: `HOST:PORT` (a name is resolved; port 0 picks a free port).
     pub addr: String,
     /// The state database (accounts, credits used, usage figures, the webhook outbox and
@@ -59,7 +62,7 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    /// The defaults: the state beside the snapshot folder, metered, 100 requests per second
+    /// The defaults: a plain store, the state beside the snapshot folder, metered, 100 requests per second
     /// per team, usage refreshed every 20 minutes, 10 s requests, 10 s to send a request
     /// head, the state synced every 500 ms, 30 s of grace at shutdown, no webhooks, the
     /// snapshot folder checked for changes every second; `/v2` over `pokemon`, 30 requests
@@ -67,6 +70,7 @@ impl ServeConfig {
     pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
+            store: StoreKind::Plain,
             addr: addr.into(),
             state: None,
             open: false,

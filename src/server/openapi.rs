@@ -447,7 +447,7 @@ fn query_example(collection: &Collection) -> Option<String> {
     if collection.is_empty() {
         return None;
     }
-    let record: Value = serde_json::from_str(collection.doc(0)).ok()?;
+    let record: Value = serde_json::from_str(&collection.doc(0)).ok()?;
     phrase_query(&record, "name").or_else(|| phrase_query(&record, "id"))
 }
 
@@ -531,7 +531,7 @@ fn v2_query_example(catalog: &Catalog, view: &V2View, cards: bool) -> Option<Str
     } else {
         catalog.expansions()
     };
-    let record: Value = serde_json::from_str(collection.doc(collection.find(&id)?)).ok()?;
+    let record: Value = serde_json::from_str(&collection.doc(collection.find(&id)?)).ok()?;
     phrase_query(&record, "name")
 }
 

@@ -13,7 +13,7 @@ use super::service::Service;
 use super::state::{default_state, State, StateError, StateUrl};
 use super::webhooks::WebhooksError;
 use super::{log, reload, webhooks};
-use crate::{Engine, LoadError};
+use crate::{Engine, LoadError, OpenOptions};
 
 /// Why the service could not start, or stopped with an error.
 #[derive(Debug)]
@@ -146,7 +146,8 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     })?;
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
-    let engine = Engine::open_with_progress(&config.data, loading_progress())
+    let options = OpenOptions::new().store(config.store);
+    let engine = Engine::open_with(&config.data, &options, loading_progress())
         .map_err(ServeError::Snapshot)?;
     // The files the configuration names are read before the state is opened, so that a
     // bad one stops the start before anything is written.
@@ -232,8 +233,9 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     log::event(
         "ready",
         &format!(
-            "{cards} cards in {catalogs} catalogs from {}; {described}; {} teams",
+            "{cards} cards in {catalogs} catalogs from {} ({} store); {described}; {} teams",
             config.data.display(),
+            config.store.as_str(),
             service.teams(),
         ),
     );

@@ -1,15 +1,19 @@
 //! The in-memory store of one collection (a catalog's cards, or its expansions): every
 //! record's served JSON, written once at load, in default order, so that record ids
-//! (`u32`) are positions in that order; the index over it; and the "all" set `0..n`.
+//! (`u32`) are positions in that order (kept plain or compressed, see [`texts`]); the
+//! index over it; the id column; and the "all" set `0..n`.
 
 mod nested;
 mod render;
 mod sort;
+mod texts;
 
 pub(crate) use nested::{Nested, NO_PARENT};
 
 pub(crate) use render::{render_record, Select};
 pub(crate) use sort::{sorted_page, Counted, OrderKey, SortColumns};
+pub use texts::StoreKind;
+use texts::{plain_text, Packed, Texts};
 
 use std::borrow::Cow;
 
@@ -60,7 +64,8 @@ struct DocRef {
     len: u32,
 }
 
-/// A record's `id` as a slice of its JSON: `len` bytes from byte `start` (the id column).
+/// A record's `id` as a slice of its JSON: `len` bytes from byte `start` (the id column of
+/// a plain store).
 /// [`IdSpan::NONE`] when the id is not a plain string there (escaped, not a string, or
 /// missing, or too far in): then it is read from the JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,8 +124,10 @@ fn id_in(doc: &str) -> Cow<'_, str> {
 #[derive(Debug)]
 pub struct Collection {
     /// The records' JSON, written at load a chunk of records per buffer (shared with the
-    /// collections of their array elements, whose texts are slices of it).
-    buffers: Arc<Vec<String>>,
+    /// collections of their array elements, whose texts are slices of it), plain or
+    /// compressed.
+    texts: Texts,
+    /// Where each record's text is in the plain buffers (where it was, once compressed).
     docs: Vec<DocRef>,
     /// `strips[strip_starts[i]..strip_starts[i + 1]]` are record `i`'s marks; empty when no
     /// record has any.
@@ -129,9 +136,9 @@ pub struct Collection {
     index: Index,
     all: RoaringBitmap,
     id_field: Option<FieldId>,
-    /// Where each record's `id` is in its JSON: [`Collection::record_id`] is a slice, not
-    /// a walk of the JSON. Empty in a collection of elements.
-    ids: Vec<IdSpan>,
+    /// The records' ids: [`Collection::record_id`] is a slice, not a walk of the JSON.
+    /// Empty in a collection of elements.
+    ids: Ids,
     sort_columns: SortColumns,
     /// Per field, its values as written (not folded), built on the first `^` query.
     literals: Box<[OnceLock<Vocab>]>,
@@ -173,7 +180,7 @@ impl Collection {
         // Each record's text and id in one pass: slicing a text reads its first and last
         // bytes, a cache miss each at this size, and the id is at its start.
         let (texts, ids): (Vec<&str>, Vec<IdSpan>) = par::map_slice(&docs, |d| {
-            let text = doc_text(&buffers, *d);
+            let text = plain_text(&buffers, *d);
             (text, IdSpan::of(text))
         })
         .into_iter()
@@ -192,8 +199,8 @@ impl Collection {
         Collection {
             literals,
             id_field: index.lookup("id"),
-            ids,
-            buffers,
+            ids: Ids::Spans(ids),
+            texts: Texts::Plain(buffers),
             docs,
             strip_starts,
             strips,
@@ -215,7 +222,7 @@ impl Collection {
         path: &str,
         inner: &[&str],
     ) -> Collection {
-        let texts: Vec<&str> = par::map_slice(&docs, |d| doc_text(&buffers, *d));
+        let texts: Vec<&str> = par::map_slice(&docs, |d| plain_text(&buffers, *d));
         let index = index::build_at(&texts, &format!("{path}."), inner);
         drop(texts);
         Collection::of_indexed_elements(buffers, docs, index)
@@ -236,8 +243,8 @@ impl Collection {
         Collection {
             literals,
             id_field: None,
-            ids: Vec::new(),
-            buffers,
+            ids: Ids::Spans(Vec::new()),
+            texts: Texts::Plain(buffers),
             docs,
             strip_starts: Vec::new(),
             strips: Vec::new(),
@@ -342,9 +349,37 @@ impl Collection {
             .unwrap_or_default()
     }
 
-    /// The served JSON of record `id` (with every optional part).
-    pub fn doc(&self, id: u32) -> &str {
-        doc_text(&self.buffers, self.docs[id as usize])
+    /// Keeps the records' JSON compressed ([`StoreKind::Compressed`]), the elements' texts
+    /// with it; the ids move to a column of their own. Nothing changes once compressed.
+    pub(crate) fn compress(&mut self) {
+        let Some(buffers) = self.texts.plain().cloned() else {
+            return;
+        };
+        let column = IdColumn::new((0..self.len() as u32).map(|id| self.record_id(id)));
+        let packed = Texts::Packed(Arc::new(Packed::new(&buffers, &self.docs)));
+        for nested in &mut self.nested {
+            nested.elements.texts = packed.clone();
+        }
+        self.texts = packed;
+        self.ids = Ids::Column(column);
+    }
+
+    /// The served JSON of record `id` (with every optional part): a slice of the store,
+    /// or decompressed from a compressed one.
+    pub fn doc(&self, id: u32) -> Cow<'_, str> {
+        self.texts.get(self.docs[id as usize])
+    }
+
+    /// Calls `f` with the served JSON of record `id` ([`Self::doc`] without allocating).
+    pub(crate) fn with_doc<R>(&self, id: u32, f: impl FnOnce(&str) -> R) -> R {
+        // A record of the records' collection is block `id` of a compressed store.
+        let block = (!self.holds_elements).then_some(id);
+        self.texts.with(self.docs[id as usize], block, f)
+    }
+
+    /// The length of [`Self::doc`] in bytes (known without reading it).
+    pub fn doc_len(&self, id: u32) -> usize {
+        self.docs[id as usize].len as usize
     }
 
     pub(crate) fn strips(&self, id: u32) -> &[Strip] {
@@ -356,13 +391,8 @@ impl Collection {
     }
 
     /// Calls `f` with every scalar of record `id` at `path` until it returns `false`.
-    pub(crate) fn values<'s>(
-        &'s self,
-        id: u32,
-        path: &[&str],
-        f: &mut dyn FnMut(Scalar<'s>) -> bool,
-    ) {
-        values_at(self.doc(id), path, f);
+    pub(crate) fn values(&self, id: u32, path: &[&str], f: &mut dyn FnMut(Scalar<'_>) -> bool) {
+        self.with_doc(id, |doc| values_at(doc, path, &mut |v| f(v)));
     }
 
     /// The record's `id`: a slice of its JSON (a few nanoseconds), owned only when the
@@ -377,16 +407,26 @@ impl Collection {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn record_id(&self, id: u32) -> Cow<'_, str> {
-        if let Some(&span) = self.ids.get(id as usize).filter(|&&s| s != IdSpan::NONE) {
-            // Sliced from the buffer, not from the record's text: only the id's bytes are
-            // read (the span lies inside the record, checked when it was made).
-            let doc = self.docs[id as usize];
-            let start = doc.start as usize + usize::from(span.start);
-            return Cow::Borrowed(
-                &self.buffers[doc.buffer as usize][start..start + usize::from(span.len)],
-            );
+        match (&self.ids, &self.texts) {
+            (Ids::Column(column), _) if !column.is_empty() => Cow::Borrowed(column.get(id)),
+            (Ids::Spans(spans), Texts::Plain(buffers)) => {
+                if let Some(&span) = spans.get(id as usize).filter(|&&s| s != IdSpan::NONE) {
+                    // Sliced from the buffer, not from the record's text: only the id's
+                    // bytes are read (the span lies inside the record, checked when it
+                    // was made).
+                    let doc = self.docs[id as usize];
+                    let start = doc.start as usize + usize::from(span.start);
+                    return Cow::Borrowed(
+                        &buffers[doc.buffer as usize][start..start + usize::from(span.len)],
+                    );
+                }
+                match self.doc(id) {
+                    Cow::Borrowed(doc) => id_in(doc),
+                    Cow::Owned(doc) => Cow::Owned(id_in(&doc).into_owned()),
+                }
+            }
+            _ => Cow::Owned(self.with_doc(id, |doc| id_in(doc).into_owned())),
         }
-        id_in(self.doc(id))
     }
 
     /// The record whose `id` is `wanted`: an exact match, else the only record whose id
@@ -472,7 +512,13 @@ impl Collection {
     /// Bytes held on the heap by the served JSON, the marks, the index and the indexes of
     /// the records' array elements.
     pub fn heap_bytes(&self) -> usize {
-        self.buffers.iter().map(|b| b.len()).sum::<usize>() + self.heap_bytes_without_text()
+        self.texts.heap_bytes() + self.heap_bytes_without_text()
+    }
+
+    /// Bytes held on the heap by the records' JSON alone: the plain text, or the
+    /// compressed blocks with their dictionary and offsets.
+    pub fn text_heap_bytes(&self) -> usize {
+        self.texts.heap_bytes()
     }
 
     /// [`Self::heap_bytes`] less the JSON text, which a collection of elements shares.
@@ -480,14 +526,60 @@ impl Collection {
         self.docs.capacity() * std::mem::size_of::<DocRef>()
             + self.strips.capacity() * std::mem::size_of::<Strip>()
             + self.strip_starts.capacity() * 4
-            + self.ids.capacity() * std::mem::size_of::<IdSpan>()
+            + self.ids.heap_bytes()
             + self.index.heap_bytes()
             + self.all.serialized_size()
             + self.nested.iter().map(Nested::heap_bytes).sum::<usize>()
     }
 }
 
-fn doc_text(buffers: &[String], d: DocRef) -> &str {
-    let start = d.start as usize;
-    &buffers[d.buffer as usize][start..start + d.len as usize]
+/// The records' ids.
+#[derive(Debug)]
+enum Ids {
+    /// Where each id is in its record's plain JSON.
+    Spans(Vec<IdSpan>),
+    /// The ids themselves (a compressed store's records are not slices).
+    Column(IdColumn),
+}
+
+impl Ids {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Ids::Spans(spans) => spans.capacity() * std::mem::size_of::<IdSpan>(),
+            Ids::Column(column) => column.text.capacity() + column.ends.capacity() * 4,
+        }
+    }
+}
+
+/// Strings one after the other: string `i` is `text[ends[i - 1]..ends[i]]`.
+#[derive(Debug)]
+struct IdColumn {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl IdColumn {
+    fn new<'a>(ids: impl ExactSizeIterator<Item = Cow<'a, str>>) -> IdColumn {
+        let mut column = IdColumn {
+            text: String::new(),
+            ends: Vec::with_capacity(ids.len()),
+        };
+        for id in ids {
+            column.text.push_str(&id);
+            let end = u32::try_from(column.text.len()).expect("under 4 GiB of ids");
+            column.ends.push(end);
+        }
+        column.text.shrink_to_fit();
+        column
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn get(&self, i: u32) -> &str {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] } as usize;
+        &self.text[start..self.ends[i] as usize]
+    }
 }

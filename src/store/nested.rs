@@ -416,7 +416,7 @@ mod tests {
                             .filter_map(|c| c.path.strip_prefix(&*n.path)?.strip_prefix('.'))
                             .collect();
                         let alone = Collection::of_elements(
-                            Arc::clone(&n.elements.buffers),
+                            Arc::clone(n.elements.texts.plain().expect("a plain store")),
                             n.elements.docs.clone(),
                             &n.path,
                             &inner,

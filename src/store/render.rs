@@ -29,8 +29,19 @@ pub(crate) fn render_record(
     include: Include,
     out: &mut String,
 ) {
-    let doc = collection.doc(id);
-    let strips = collection.strips(id);
+    collection.with_doc(id, |doc| {
+        write_record(doc, collection.strips(id), select, include, out)
+    });
+}
+
+/// Appends `doc`, whose marks are `strips`, to `out`.
+fn write_record(
+    doc: &str,
+    strips: &[crate::json::write::Strip],
+    select: Option<&Select>,
+    include: Include,
+    out: &mut String,
+) {
     let Some(select) = select else {
         copy_without(doc, 0..doc.len(), strips, include, out);
         return;

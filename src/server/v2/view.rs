@@ -87,7 +87,7 @@ impl V2View {
         let mut set_of: HashMap<String, u32> = HashMap::new();
         let mut set_fields = BTreeSet::new();
         for id in everything(catalog.expansion_hits(&scope)) {
-            if let Some(json) = v2_set(&mut transcoder, catalog.expansions().doc(id)) {
+            if let Some(json) = v2_set(&mut transcoder, &catalog.expansions().doc(id)) {
                 top_level(&json, &mut set_fields);
                 set_of.insert(catalog.expansions().record_id(id).into_owned(), id);
                 sets[id as usize] = Some(json.into_boxed_str());
@@ -104,7 +104,7 @@ impl V2View {
         let mut card_fields = BTreeSet::new();
         for id in everything(catalog.hits(&scope)) {
             let doc = catalog.cards().doc(id);
-            let Some(json) = v2_card(&mut transcoder, doc, &rendered, |expansion| {
+            let Some(json) = v2_card(&mut transcoder, &doc, &rendered, |expansion| {
                 set_of
                     .get(expansion)
                     .and_then(|&set| sets[set as usize].as_deref())
