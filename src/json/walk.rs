@@ -145,28 +145,40 @@ impl<'a> Cursor<'a> {
 
     /// Skips one value of any kind.
     fn skip_value(&mut self) {
+        match self.peek() {
+            None => {}
+            Some(b'"') => self.skip_string(),
+            Some(b'{' | b'[') => self.skip_container(),
+            Some(b'-' | b'0'..=b'9') => {
+                self.number();
+            }
+            Some(b't' | b'f' | b'n') => self.literal(),
+            Some(_) => self.i += 1,
+        }
+    }
+
+    /// Skips the object or array opening here, to past its closing bracket (or to the end
+    /// of the text): only strings and brackets matter inside; numbers, literals and
+    /// punctuation are passed over a byte at a time.
+    fn skip_container(&mut self) {
         let mut depth = 0usize;
-        loop {
-            match self.peek() {
-                None => return,
-                Some(b'"') => self.skip_string(),
-                Some(b'{' | b'[') => {
-                    depth += 1;
-                    self.i += 1;
+        while let Some(&byte) = self.b.get(self.i) {
+            match byte {
+                b'"' => {
+                    self.skip_string();
+                    continue;
                 }
-                Some(b'}' | b']') => {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
                     depth = depth.saturating_sub(1);
-                    self.i += 1;
+                    if depth == 0 {
+                        self.i += 1;
+                        return;
+                    }
                 }
-                Some(b'-' | b'0'..=b'9') => {
-                    self.number();
-                }
-                Some(b't' | b'f' | b'n') => self.literal(),
-                Some(_) => self.i += 1,
+                _ => {}
             }
-            if depth == 0 {
-                return;
-            }
+            self.i += 1;
         }
     }
 }
@@ -621,6 +633,49 @@ mod tests {
         assert_eq!(m[0], ("id".to_string(), r#""id":"a-1""#));
         assert_eq!(m[5], ("gone".to_string(), r#""gone":null"#));
         assert_eq!(m.len(), 8);
+    }
+
+    /// Any compact JSON value, its strings full of brackets, quotes and backslashes.
+    fn json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            "[a-z{}\\[\\]\"\\\\ é,:]{0,12}".prop_map(Value::String),
+            any::<i32>().prop_map(Value::from),
+            any::<bool>().prop_map(Value::Bool),
+            Just(Value::Null),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("[a-z\\[{\"]{1,4}", inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// `members` splits any compact object into its members, as serde_json writes
+        /// them: containers are skipped by their brackets, never by one inside a string.
+        #[test]
+        fn members_are_serde_jsons_members(
+            pairs in proptest::collection::vec(("[a-z\\[\"]{1,4}", json()), 0..8)
+        ) {
+            let object: serde_json::Map<String, serde_json::Value> = pairs.into_iter().collect();
+            let doc = serde_json::to_string(&object).unwrap();
+            let expected: Vec<(String, String)> = object
+                .iter()
+                .map(|(k, v)| {
+                    let member = format!("{}:{}", serde_json::to_string(k).unwrap(), v);
+                    (k.clone(), member)
+                })
+                .collect();
+            let got: Vec<(String, String)> = members(&doc)
+                .into_iter()
+                .map(|(k, r)| (k.into_owned(), doc[r].to_string()))
+                .collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
     }
 
     #[test]
