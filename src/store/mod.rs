@@ -367,7 +367,9 @@ impl Collection {
     /// The served JSON of record `id` (with every optional part): a slice of the store,
     /// or decompressed from a compressed one.
     pub fn doc(&self, id: u32) -> Cow<'_, str> {
-        self.texts.get(self.docs[id as usize])
+        // A record of the records' collection is block `id` of a compressed store.
+        let block = (!self.holds_elements).then_some(id);
+        self.texts.get(self.docs[id as usize], block)
     }
 
     /// Calls `f` with the served JSON of record `id` ([`Self::doc`] without allocating).
@@ -395,8 +397,9 @@ impl Collection {
         self.with_doc(id, |doc| values_at(doc, path, &mut |v| f(v)));
     }
 
-    /// The record's `id`: a slice of its JSON (a few nanoseconds), owned only when the
-    /// JSON escapes a character of it.
+    /// The record's `id`, a few nanoseconds: in a plain store a slice of its JSON (owned
+    /// only when the JSON escapes a character of it), in a compressed one a slice of the
+    /// id column.
     ///
     /// ```
     /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;

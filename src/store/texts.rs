@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::DocRef;
@@ -22,8 +23,10 @@ pub enum StoreKind {
     Plain,
     /// Compressed: each record an LZ4 block against a dictionary of sample records of its
     /// collection (about a quarter to a third of the JSON), decompressed on every read.
-    /// Searches and counts cost the same; writing a page of full records costs a few
-    /// times as much as with [`StoreKind::Plain`].
+    /// Most searches and counts read no JSON and cost the same; those that check values
+    /// in the records (exact `!` values, long or wildcard phrases) decompress each record
+    /// they check, and writing a page of full records costs a few times as much as with
+    /// [`StoreKind::Plain`].
     Compressed,
 }
 
@@ -70,6 +73,9 @@ const DICT_BYTES: usize = 32 * 1024;
 /// dictionary.
 #[derive(Debug)]
 pub(crate) struct Packed {
+    /// This store's number, unique in the process: what a thread's [`Scratch`] says it
+    /// holds a block of.
+    serial: u64,
     dict: Box<[u8]>,
     /// The blocks, one after the other: block `b` is `data[ends[b - 1]..ends[b]]`.
     data: Vec<u8>,
@@ -81,17 +87,29 @@ pub(crate) struct Packed {
     by_buffer: Vec<Vec<u32>>,
 }
 
-thread_local! {
-    /// A decompression buffer per thread, taken while in use (a nested read makes its own).
-    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+/// A thread's decompression buffer, and the block it holds: reading the same record again
+/// (its array elements one after the other) does not decompress it again.
+#[derive(Default)]
+struct Scratch {
+    bytes: Vec<u8>,
+    /// The [`Packed::serial`] and block `bytes` hold, if any.
+    holds: Option<(u64, u32)>,
 }
 
+thread_local! {
+    /// Taken while in use (a nested read makes its own).
+    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+}
+
+/// The next [`Packed::serial`].
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
+
 impl Texts {
-    /// The text at `d`.
-    pub(crate) fn get(&self, d: DocRef) -> Cow<'_, str> {
+    /// The text at `d`; `block` is its record's block when known.
+    pub(crate) fn get(&self, d: DocRef, block: Option<u32>) -> Cow<'_, str> {
         match self {
             Texts::Plain(buffers) => Cow::Borrowed(plain_text(buffers, d)),
-            Texts::Packed(packed) => packed.with(d, None, |s| Cow::Owned(s.to_string())),
+            Texts::Packed(packed) => packed.with(d, block, |s| Cow::Owned(s.to_string())),
         }
     }
 
@@ -165,6 +183,7 @@ impl Packed {
             blocks.shrink_to_fit();
         }
         Packed {
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
             dict,
             data,
             ends,
@@ -182,17 +201,22 @@ impl Packed {
 
     /// Calls `f` with the text at `d`, decompressed; `block` is its block when known.
     fn with<R>(&self, d: DocRef, block: Option<u32>, f: impl FnOnce(&str) -> R) -> R {
-        let block = block.unwrap_or_else(|| self.block_of(d)) as usize;
-        let place = self.places[block];
-        let start = if block == 0 { 0 } else { self.ends[block - 1] } as usize;
-        let input = &self.data[start..self.ends[block] as usize];
+        let block = block.unwrap_or_else(|| self.block_of(d));
+        let place = self.places[block as usize];
         let mut scratch = SCRATCH.with(Cell::take);
-        scratch.resize(place.len as usize, 0);
-        let written = lz4_flex::block::decompress_into_with_dict(input, &mut scratch, &self.dict)
-            .expect("a block decompresses: it was compressed from this record");
-        debug_assert_eq!(written, place.len as usize);
+        if scratch.holds != Some((self.serial, block)) {
+            let b = block as usize;
+            let start = if b == 0 { 0 } else { self.ends[b - 1] } as usize;
+            let input = &self.data[start..self.ends[b] as usize];
+            scratch.bytes.resize(place.len as usize, 0);
+            let written =
+                lz4_flex::block::decompress_into_with_dict(input, &mut scratch.bytes, &self.dict)
+                    .expect("a block decompresses: it was compressed from this record");
+            debug_assert_eq!(written, place.len as usize);
+            scratch.holds = Some((self.serial, block));
+        }
         let from = (d.start - place.start) as usize;
-        let text = std::str::from_utf8(&scratch[from..from + d.len as usize])
+        let text = std::str::from_utf8(&scratch.bytes[from..from + d.len as usize])
             .expect("a record's JSON is UTF-8 and an element's text a slice of it at char edges");
         let out = f(text);
         SCRATCH.with(|s| s.set(scratch));
@@ -262,6 +286,13 @@ mod tests {
             let packed = Engine::open_with(path, &compressed, |_| {}).unwrap();
             assert_eq!(packed.options().store, StoreKind::Compressed);
             for (a, b) in plain.catalogs().zip(packed.catalogs()) {
+                // The same block of two stores in a row: the second is not the first's.
+                for id in 0..a.expansions().len().min(a.cards().len()) as u32 {
+                    assert_eq!(b.cards().doc(id), a.cards().doc(id));
+                    assert_eq!(b.expansions().doc(id), a.expansions().doc(id));
+                    b.cards()
+                        .with_doc(id, |doc| assert_eq!(doc, a.cards().doc(id)));
+                }
                 for (p, c) in [(a.cards(), b.cards()), (a.expansions(), b.expansions())] {
                     assert!(p.texts.plain().is_some() && c.texts.plain().is_none());
                     assert_eq!(p.len(), c.len());

@@ -87,7 +87,10 @@ impl V2View {
         let mut set_of: HashMap<String, u32> = HashMap::new();
         let mut set_fields = BTreeSet::new();
         for id in everything(catalog.expansion_hits(&scope)) {
-            if let Some(json) = v2_set(&mut transcoder, &catalog.expansions().doc(id)) {
+            let json = catalog
+                .expansions()
+                .with_doc(id, |doc| v2_set(&mut transcoder, doc));
+            if let Some(json) = json {
                 top_level(&json, &mut set_fields);
                 set_of.insert(catalog.expansions().record_id(id).into_owned(), id);
                 sets[id as usize] = Some(json.into_boxed_str());
@@ -103,12 +106,14 @@ impl V2View {
         let mut values: [BTreeSet<String>; 4] = Default::default();
         let mut card_fields = BTreeSet::new();
         for id in everything(catalog.hits(&scope)) {
-            let doc = catalog.cards().doc(id);
-            let Some(json) = v2_card(&mut transcoder, &doc, &rendered, |expansion| {
-                set_of
-                    .get(expansion)
-                    .and_then(|&set| sets[set as usize].as_deref())
-            }) else {
+            let json = catalog.cards().with_doc(id, |doc| {
+                v2_card(&mut transcoder, doc, &rendered, |expansion| {
+                    set_of
+                        .get(expansion)
+                        .and_then(|&set| sets[set as usize].as_deref())
+                })
+            });
+            let Some(json) = json else {
                 continue;
             };
             if let Ok(Value::Object(card)) = serde_json::from_str::<Value>(&json) {
