@@ -852,7 +852,14 @@ fn parse_select_keys(collection: &Collection, text: &str) -> Result<Select> {
             }
         }
     }
-    Ok(Select::new(keys))
+    Select::new(keys).ok_or_else(|| {
+        ParameterError::invalid(
+            "select",
+            text,
+            format!("at most {} fields besides `id`", Select::MAX_KEYS),
+        )
+        .into()
+    })
 }
 
 /// ` (did you mean `x`?)` after a refused name, or nothing.

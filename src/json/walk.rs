@@ -348,25 +348,36 @@ fn values_in<'a>(c: &mut Cursor<'a>, path: &[&str], f: &mut dyn FnMut(Scalar<'a>
 
 /// The top-level members of a record: each key with the byte range of the whole member
 /// (`"key":value`).
+#[cfg(test)]
 pub(crate) fn members(doc: &str) -> Vec<(Cow<'_, str>, Range<usize>)> {
-    let mut c = Cursor::new(doc);
     let mut out = Vec::new();
+    each_member(doc, |key, range| {
+        out.push((key, range));
+        true
+    });
+    out
+}
+
+/// Calls `f` with each top-level member of a record, in order — its key and the byte
+/// range of the whole member (`"key":value`) — until it returns `false`: the rest of the
+/// record is not read.
+pub(crate) fn each_member<'a>(doc: &'a str, mut f: impl FnMut(Cow<'a, str>, Range<usize>) -> bool) {
+    let mut c = Cursor::new(doc);
     if !c.eat(b'{') || c.eat(b'}') {
-        return out;
+        return;
     }
     loop {
         let start = c.i;
         if c.peek() != Some(b'"') {
-            return out;
+            return;
         }
         let key = c.string();
         if !c.eat(b':') {
-            return out;
+            return;
         }
         c.skip_value();
-        out.push((key, start..c.i));
-        if !c.eat(b',') {
-            return out;
+        if !f(key, start..c.i) || !c.eat(b',') {
+            return;
         }
     }
 }
