@@ -1045,6 +1045,12 @@ async fn a_compressed_store_serves_the_same_bytes() {
         "{}",
         compressed.log()
     );
+    assert!(
+        compressed.log().contains("; compressing"),
+        "{}",
+        compressed.log()
+    );
+    assert!(!plain.log().contains("; compressing"), "{}", plain.log());
     assert!(plain.log().contains("(plain store)"), "{}", plain.log());
     let client = client();
     for path in [

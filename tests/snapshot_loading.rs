@@ -292,7 +292,7 @@ fn a_refused_snapshot_leaves_nothing_half_loaded() {
 }
 
 #[test]
-fn a_load_reports_its_progress_file_by_file_then_indexing() {
+fn a_load_reports_its_progress_file_by_file_then_indexing_then_compressing() {
     let seen = std::sync::Mutex::new(Vec::new());
     let engine =
         cardex::Engine::open_with_progress(concat!(env!("CARGO_MANIFEST_DIR"), "/data"), |p| {
@@ -314,6 +314,29 @@ fn a_load_reports_its_progress_file_by_file_then_indexing() {
     assert!(seen[..files]
         .iter()
         .all(|p| !p.indexing && p.cards_read <= cards));
+    assert!(seen.iter().all(|p| !p.compressing));
+    // A compressed store: one more report, when compressing starts, with every count.
+    let seen = std::sync::Mutex::new(Vec::new());
+    let options = cardex::OpenOptions::new().store(cardex::StoreKind::Compressed);
+    cardex::Engine::open_with(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/data"),
+        &options,
+        |p| seen.lock().unwrap().push(p),
+    )
+    .unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), files + 2);
+    let (indexing, compressing) = (seen[files], seen[files + 1]);
+    assert!(indexing.indexing && !indexing.compressing);
+    assert!(compressing.compressing && !compressing.indexing);
+    assert_eq!(
+        (
+            compressing.files,
+            compressing.files_read,
+            compressing.cards_read
+        ),
+        (files, files, cards)
+    );
 }
 
 /// A record's id from the id column is the `id` of its JSON, plain, non-ASCII or

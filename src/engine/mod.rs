@@ -104,7 +104,8 @@ impl Engine {
     }
 
     /// [`Engine::open_with_progress`] with `options`: a compressed store compresses each
-    /// collection's records once they are indexed.
+    /// collection's records once they are indexed, after one more report
+    /// ([`LoadProgress::compressing`]).
     ///
     /// # Errors
     ///
@@ -115,17 +116,27 @@ impl Engine {
         progress: impl Fn(LoadProgress) + Sync,
     ) -> Result<Engine, LoadError> {
         let path = path.as_ref();
-        let catalogs = load::load_with_progress(path, &progress)?
+        let files = std::sync::atomic::AtomicUsize::new(0);
+        let report = |p: LoadProgress| {
+            files.store(p.files, std::sync::atomic::Ordering::Relaxed);
+            progress(p);
+        };
+        let mut catalogs: BTreeMap<String, Catalog> = load::load_with_progress(path, &report)?
             .into_iter()
-            .map(|c| {
-                let mut catalog = Catalog::new(c);
-                if options.store == StoreKind::Compressed {
-                    catalog.compress();
-                }
-                (catalog.name.clone(), catalog)
-            })
+            .map(|c| (c.name.clone(), Catalog::new(c)))
             .collect();
         if options.store == StoreKind::Compressed {
+            let files = files.into_inner();
+            progress(LoadProgress {
+                files,
+                files_read: files,
+                cards_read: catalogs.values().map(|c| c.cards.len()).sum(),
+                indexing: false,
+                compressing: true,
+            });
+            for catalog in catalogs.values_mut() {
+                catalog.compress();
+            }
             // The plain texts, freed once compressed, go back to the system.
             crate::memory::release_free_memory();
         }

@@ -103,6 +103,9 @@ pub struct LoadProgress {
     pub cards_read: usize,
     /// Every file is read; the catalogs' orders and indexes are being built.
     pub indexing: bool,
+    /// Every catalog is indexed; its records are being compressed (a compressed store,
+    /// [`crate::StoreKind::Compressed`]).
+    pub compressing: bool,
 }
 
 /// Loads every catalog of the snapshot at `root`.
@@ -193,6 +196,7 @@ pub(crate) fn load_with_progress(
             files_read: files_read.fetch_add(1, Relaxed) + 1,
             cards_read: cards_read.fetch_add(cards, Relaxed) + cards,
             indexing: false,
+            compressing: false,
         });
         (job, records)
     });
@@ -201,6 +205,7 @@ pub(crate) fn load_with_progress(
         files_read: files,
         cards_read: cards_read.into_inner(),
         indexing: true,
+        compressing: false,
     });
 
     let mut parts: Vec<(Gathered, Gathered)> =

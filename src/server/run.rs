@@ -369,11 +369,12 @@ async fn serve(
 }
 
 /// What the load reports while the server starts: a `loading` line with the files and
-/// cards read at most every half second, and one when indexing starts.
+/// cards read at most every half second, one when indexing starts, and one when
+/// compressing starts.
 fn loading_progress() -> impl Fn(crate::LoadProgress) + Sync {
     let last = std::sync::Mutex::new(std::time::Instant::now());
     move |p: crate::LoadProgress| {
-        if !p.indexing {
+        if !p.indexing && !p.compressing {
             let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
             if last.elapsed() < std::time::Duration::from_millis(500) {
                 return;
@@ -389,7 +390,13 @@ fn loading_progress() -> impl Fn(crate::LoadProgress) + Sync {
             p.files_read,
             p.files,
             p.cards_read,
-            if p.indexing { "; indexing" } else { "" }
+            if p.indexing {
+                "; indexing"
+            } else if p.compressing {
+                "; compressing"
+            } else {
+                ""
+            }
         );
     }
 }
