@@ -756,6 +756,24 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     Ok(stats)
 }
 
+/// A snapshot of `cards` generated cards (the default options otherwise) in a fresh
+/// temporary folder named after `tag` and the process: the unit tests' generated data.
+/// The caller removes the folder.
+#[cfg(test)]
+pub(crate) fn scratch_snapshot(tag: &str, cards: usize) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    write_snapshot(
+        &dir,
+        &Options {
+            cards,
+            ..Default::default()
+        },
+    )
+    .expect("a generated snapshot is written");
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -312,15 +312,7 @@ fn unions_that_may_share_records_are_counted_in_a_mask() {
 /// A generated catalog of 20,000 cards (`tcg`) in a fresh temporary folder named after
 /// `tag`, opened; the caller removes the folder.
 fn generated_20k(tag: &str) -> (Engine, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
-    crate::generate::write_snapshot(
-        &dir,
-        &crate::generate::Options {
-            cards: 20_000,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let dir = crate::generate::scratch_snapshot(tag, 20_000);
     (Engine::open(&dir).unwrap(), dir)
 }
 

@@ -391,16 +391,7 @@ mod tests {
     /// element's own text gives (`build_at`), on generated cards and on the bundled data.
     #[test]
     fn the_joint_walk_indexes_elements_as_their_own_walk_does() {
-        let dir = std::env::temp_dir().join(format!("cardex-joint-walk-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        crate::generate::write_snapshot(
-            &dir,
-            &crate::generate::Options {
-                cards: 3000,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let dir = crate::generate::scratch_snapshot("cardex-joint-walk", 3000);
         let generated = crate::Engine::open(&dir).unwrap();
         let bundled = crate::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).unwrap();
         let mut checked = 0;

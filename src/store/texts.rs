@@ -267,16 +267,7 @@ mod tests {
     /// one; and the compressed texts are smaller.
     #[test]
     fn a_compressed_store_reads_back_what_the_plain_one_holds() {
-        let dir = std::env::temp_dir().join(format!("cardex-texts-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        crate::generate::write_snapshot(
-            &dir,
-            &crate::generate::Options {
-                cards: 2000,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let dir = crate::generate::scratch_snapshot("cardex-texts", 2000);
         let bundled = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data"));
         let compressed = OpenOptions::new().store(StoreKind::Compressed);
         let mut records = 0;
