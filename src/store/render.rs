@@ -15,7 +15,7 @@ pub(crate) struct Select {
 }
 
 impl Select {
-    /// How many keys (besides `id`) a selection takes: one bit each in a word.
+    /// How many keys (besides `id`) a selection takes: with `id`, one bit each in a `u128`.
     pub(crate) const MAX_KEYS: usize = 127;
 
     /// The selection of `keys` (repeats and `id` are kept once), or `None` when they are
