@@ -62,11 +62,11 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    /// The defaults: a plain store, the state beside the snapshot folder, metered, 100 requests per second
-    /// per team, usage refreshed every 20 minutes, 10 s requests, 10 s to send a request
-    /// head, the state synced every 500 ms, 30 s of grace at shutdown, no webhooks, the
-    /// snapshot folder checked for changes every second; `/v2` over `pokemon`, 30 requests
-    /// a minute per client address without a key.
+    /// The defaults: a plain store, the state beside the snapshot folder, metered, 100
+    /// requests per second per team, usage refreshed every 20 minutes, 10 s requests, 10 s
+    /// to send a request head, the state synced every 500 ms, 30 s of grace at shutdown, no
+    /// webhooks, the snapshot folder checked for changes every second; `/v2` over
+    /// `pokemon`, 30 requests a minute per client address without a key.
     pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
