@@ -121,7 +121,7 @@ fn bench_catalog(
 
 /// Benches whole first pages of `catalog` in `group`: every card, with prices and pop
 /// reports, with `select`, and `page`. With `plain` (the same catalog with a plain
-/// store), each answer is first asserted equal to its.
+/// store), each answer is first asserted equal to the plain catalog's.
 fn bench_first_pages(
     c: &mut Criterion,
     group: &str,

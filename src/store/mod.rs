@@ -411,24 +411,24 @@ impl Collection {
     /// ```
     pub fn record_id(&self, id: u32) -> Cow<'_, str> {
         match (&self.ids, &self.texts) {
-            (Ids::Column(column), _) if !column.is_empty() => Cow::Borrowed(column.get(id)),
+            (Ids::Column(column), _) => Cow::Borrowed(column.get(id)),
             (Ids::Spans(spans), Texts::Plain(buffers)) => {
+                let doc = self.docs[id as usize];
                 if let Some(&span) = spans.get(id as usize).filter(|&&s| s != IdSpan::NONE) {
                     // Sliced from the buffer, not from the record's text: only the id's
                     // bytes are read (the span lies inside the record, checked when it
                     // was made).
-                    let doc = self.docs[id as usize];
                     let start = doc.start as usize + usize::from(span.start);
                     return Cow::Borrowed(
                         &buffers[doc.buffer as usize][start..start + usize::from(span.len)],
                     );
                 }
-                match self.doc(id) {
-                    Cow::Borrowed(doc) => id_in(doc),
-                    Cow::Owned(doc) => Cow::Owned(id_in(&doc).into_owned()),
-                }
+                id_in(plain_text(buffers, doc))
             }
-            _ => Cow::Owned(self.with_doc(id, |doc| id_in(doc).into_owned())),
+            // The elements of a compressed store, which have no id column.
+            (Ids::Spans(_), Texts::Packed(_)) => {
+                Cow::Owned(self.with_doc(id, |doc| id_in(doc).into_owned()))
+            }
         }
     }
 
@@ -574,10 +574,6 @@ impl IdColumn {
         }
         column.text.shrink_to_fit();
         column
-    }
-
-    fn is_empty(&self) -> bool {
-        self.ends.is_empty()
     }
 
     fn get(&self, i: u32) -> &str {
