@@ -100,6 +100,26 @@ fn record_errors_name_file_record_and_id() {
             "expected a JSON array of records, found an object",
             "not an array",
         ),
+        (
+            r#"[{"id":"ok","expansion_id":"e1"},{"id":"z","name":"A","expansion_id":"e1","name":"B"}]"#,
+            "record 1 (id `z`): the key `name` appears twice in the record (JSON readers disagree on which of the two counts; keep one)",
+            "a repeated key",
+        ),
+        (
+            r#"[{"id":"z","expansion_id":"e1","variants":[{"name":"N"},{"prices":[{"type":"raw","low":1,"low":2}]}]}]"#,
+            "record 0 (id `z`): the key `low` appears twice in an object at `variants.prices` (JSON readers disagree on which of the two counts; keep one)",
+            "a key repeated deep in the record",
+        ),
+        (
+            r#"[{"id":"z","expansion_id":"e1","k\u0065y":1,"key":2}]"#,
+            "record 0 (id `z`): the key `key` appears twice in the record (JSON readers disagree on which of the two counts; keep one)",
+            "a key repeated through an escape",
+        ),
+        (
+            r#"[{"id":"z","expansion_id":"e1","id":"y"}]"#,
+            "record 0: the key `id` appears twice in the record (JSON readers disagree on which of the two counts; keep one)",
+            "a repeated id key",
+        ),
     ];
     for (text, expected, what) in cases {
         let dir = TempDir::new("record");
@@ -131,6 +151,34 @@ fn duplicate_ids_name_both_places() {
         open_err(&dir).kind(),
         LoadErrorKind::DuplicateId { .. }
     ));
+}
+
+#[test]
+fn a_repeated_key_is_typed_and_keys_repeated_across_objects_are_not() {
+    let dir = TempDir::new("repeated-key");
+    base(&dir);
+    dir.write(
+        "c/cards/b.json",
+        r#"[{"id":"z","expansion_id":"e1","abilities":[{"name":"Frost","name":"Ice"}]}]"#,
+    );
+    let err = open_err(&dir);
+    match err.kind() {
+        LoadErrorKind::RepeatedKey { object, key } => {
+            assert_eq!((object.as_str(), key.as_str()), ("abilities", "name"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // One key in sibling objects, in an object and its parent, and in the record and an
+    // element: all distinct members.
+    let dir = TempDir::new("repeated-key-ok");
+    base(&dir);
+    dir.write(
+        "c/cards/b.json",
+        r#"[{"id":"z","expansion_id":"e1","name":"Z","abilities":[{"name":"A"},{"name":"B","id":{"name":"C"}}]}]"#,
+    );
+    let engine = Engine::open(dir.path()).unwrap();
+    let cards = engine.catalog("c").unwrap().cards();
+    assert_eq!(cards.len(), 3);
 }
 
 #[test]

@@ -62,6 +62,15 @@ pub enum LoadErrorKind {
         /// The field.
         field: &'static str,
     },
+    /// An object has one key twice (JSON readers disagree on which value counts, so the
+    /// record means different cards to different clients).
+    RepeatedKey {
+        /// The object's path in the record (dotted, through arrays; empty for the record
+        /// itself).
+        object: String,
+        /// The key.
+        key: String,
+    },
     /// A field holds the wrong type of value.
     WrongType {
         /// The field (dotted path).
@@ -193,6 +202,14 @@ impl fmt::Display for LoadError {
             }
             LoadErrorKind::MissingField { field } => {
                 write!(f, "required field `{field}` is missing")
+            }
+            LoadErrorKind::RepeatedKey { object, key } => {
+                if object.is_empty() {
+                    write!(f, "the key `{key}` appears twice in the record")?;
+                } else {
+                    write!(f, "the key `{key}` appears twice in an object at `{object}`")?;
+                }
+                f.write_str(" (JSON readers disagree on which of the two counts; keep one)")
             }
             LoadErrorKind::WrongType {
                 field,

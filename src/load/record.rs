@@ -158,12 +158,34 @@ impl Preparer {
         dest: &mut ChunkOut,
     ) -> std::result::Result<Prepared, LoadError> {
         if let Err(e) = self.transcoder.record(text) {
-            let kind = LoadErrorKind::Json {
-                line: e.line(),
-                column: e.column(),
-                message: e.to_string(),
+            let kind = match self.transcoder.repeated_key.take() {
+                Some(mut path) => {
+                    let key = path.remove(0);
+                    path.reverse();
+                    LoadErrorKind::RepeatedKey {
+                        object: path.join("."),
+                        key,
+                    }
+                }
+                None => LoadErrorKind::Json {
+                    line: e.line(),
+                    column: e.column(),
+                    message: e.to_string(),
+                },
             };
-            return Err(LoadError::new(None, kind).at_record(index, None));
+            let id = match &kind {
+                // Valid JSON otherwise: the record's id names it, unless the id is what
+                // the record repeats.
+                LoadErrorKind::RepeatedKey { object, key }
+                    if !(object.is_empty() && key == "id") =>
+                {
+                    serde_json::from_str::<serde_json::Value>(text)
+                        .ok()
+                        .and_then(|record| Some(record.get("id")?.as_str()?.to_owned()))
+                }
+                _ => None,
+            };
+            return Err(LoadError::new(None, kind).at_record(index, id.as_deref()));
         }
         self.complete(kind, index, dest)
     }

@@ -1,7 +1,8 @@
 //! The transcoder's reference path: serde_json reads the record and drives a visitor that
-//! writes each token as it is read. It handles every JSON text (and renaming keys), and its
-//! errors are serde_json's, with their line and column; [`super::direct`] must write the
-//! same bytes and layout wherever it does not give up.
+//! writes each token as it is read. It handles every JSON text (and renaming keys) but one
+//! whose object has a key twice, and its errors are serde_json's, with their line and
+//! column (a repeated key's path is also left in [`Transcoder::repeated_key`]);
+//! [`super::direct`] must write the same bytes and layout wherever it does not give up.
 
 use std::fmt;
 use std::io::Write as _;
@@ -162,8 +163,8 @@ impl<'de> Visitor<'de> for Seed<'_> {
         let place = self.place;
         t.out.push(b'{');
         let mut index = 0usize;
-        // With renaming, the keys written so far in this object, to refuse a collision.
-        let mut written: Vec<Range<usize>> = Vec::new();
+        // The keys written so far in this object, to refuse one written twice.
+        let mut written: smallvec::SmallVec<[Range<usize>; 16]> = smallvec::SmallVec::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let key = match t.rename {
                 Some(rename) => std::borrow::Cow::Owned(rename(&key)),
@@ -176,24 +177,37 @@ impl<'de> Visitor<'de> for Seed<'_> {
             let key_start = t.out.len() + 1;
             write_str(&key, &mut t.out);
             let key_end = t.out.len() - 1;
-            if t.rename.is_some() {
-                if written
-                    .iter()
-                    .any(|k| t.out[k.clone()] == t.out[key_start..key_end])
-                {
+            if written
+                .iter()
+                .any(|k| t.out[k.clone()] == t.out[key_start..key_end])
+            {
+                if t.rename.is_some() {
                     return Err(serde::de::Error::custom(format_args!(
                         "two keys of one object both become `{key}`"
                     )));
                 }
-                written.push(key_start..key_end);
+                t.repeated_key = Some(vec![key.to_string()]);
+                return Err(serde::de::Error::custom(format_args!(
+                    "the key `{key}` appears twice in one object"
+                )));
             }
+            written.push(key_start..key_end);
             t.out.push(b':');
             let value_start = t.out.len();
             let child = place.child(key.as_bytes());
-            let kind = map.next_value_seed(Seed {
+            let kind = match map.next_value_seed(Seed {
                 t: &mut *t,
                 place: child,
-            })?;
+            }) {
+                Ok(kind) => kind,
+                Err(e) => {
+                    // Unwinding from a repeated key below: its path gains this member.
+                    if let Some(path) = &mut t.repeated_key {
+                        path.push(key.into_owned());
+                    }
+                    return Err(e);
+                }
+            };
             t.layout.note(
                 place,
                 key.as_bytes(),

@@ -5,10 +5,10 @@
 //! keeps the stretch of input not yet copied and copies it in one piece when something
 //! must be written differently (whitespace dropped, a decimal shortened, an escape
 //! decoded) and at the end, so a record already compact is one copy. It gives up
-//! ([`GiveUp`]) on everything else: any syntax error, an escaped key, a number serde_json
-//! would write differently (an exponent, more than 15 digits, `-0`), nesting as deep as
-//! serde_json refuses. The caller then runs the record through
-//! [`super::by_serde`], the reference, so giving up is never wrong, only slower.
+//! ([`GiveUp`]) on everything else: any syntax error, an escaped key, a key its object
+//! already has, a number serde_json would write differently (an exponent, more than 15
+//! digits, `-0`), nesting as deep as serde_json refuses. The caller then runs the record
+//! through [`super::by_serde`], the reference, so giving up is never wrong, only slower.
 //!
 //! Why the decimals are safe: a decimal of at most 15 significant digits (and at most 15
 //! digits in all, so serde_json's parser multiplies or divides exact values once and
@@ -16,6 +16,8 @@
 //! so the shortest round-trip form that serde_json prints (ryu) has exactly its digits
 //! without the trailing zeros, written positionally (`100.0`, `0.00012`) for every
 //! magnitude this path accepts.
+
+use smallvec::SmallVec;
 
 use super::{Kind, Layout, Noted, Place, Variant};
 use crate::json::scan::{needing_escape, skip_whitespace};
@@ -65,6 +67,7 @@ pub(super) fn prefix(text: &str, out: &mut Vec<u8>, layout: &mut Layout) -> Step
         layout,
         depth: 0,
         scratch: String::new(),
+        keys: SmallVec::new(),
     };
     let kind = reader.value(Place::Record)?;
     reader.flush();
@@ -86,6 +89,18 @@ struct Reader<'a, 'o> {
     depth: u32,
     /// An escaped string's characters, decoded.
     scratch: String,
+    /// The keys read so far of the objects open around the cursor, outermost first.
+    keys: SmallVec<[&'a [u8]; 64]>,
+}
+
+/// A key's bit in its object's 128-bit summary of the keys it has: two keys of one bit
+/// are compared, others cannot be equal.
+#[inline]
+pub(super) fn key_bit(key: &[u8]) -> u128 {
+    let first = u32::from(key.first().copied().unwrap_or(0));
+    let last = u32::from(key.last().copied().unwrap_or(0));
+    let mixed = (key.len() as u32 + (first << 5) + (last << 10)).wrapping_mul(0x9e37_79b9);
+    1 << (mixed >> 25)
 }
 
 impl<'a> Reader<'a, '_> {
@@ -241,12 +256,14 @@ impl<'a> Reader<'a, '_> {
         if place == Place::Other {
             return self.unnoted_members();
         }
+        let (base, mut seen) = (self.keys.len(), 0);
         let mut first = true;
         loop {
             // The separating comma (taken by `next_or_close`) comes out just before the
             // key: the member starts there.
             let member_start = self.at() - usize::from(!first);
             let key = self.key()?;
+            self.distinct(base, &mut seen, key)?;
             let key_start = member_start + usize::from(!first) + 1;
             let key_end = self.at() - 1;
             self.expect(b':')?;
@@ -265,6 +282,7 @@ impl<'a> Reader<'a, '_> {
             );
             first = false;
             if !self.next_or_close(b'}')? {
+                self.keys.truncate(base);
                 return Ok(Kind::Object);
             }
         }
@@ -273,14 +291,31 @@ impl<'a> Reader<'a, '_> {
     /// The members of an object (from its first key) at a place whose members are not
     /// noted ([`Place::Other`], as are all of theirs): no positions to keep.
     fn unnoted_members(&mut self) -> Step<Kind> {
+        let (base, mut seen) = (self.keys.len(), 0);
         loop {
-            self.key()?;
+            let key = self.key()?;
+            self.distinct(base, &mut seen, key)?;
             self.expect(b':')?;
             self.value(Place::Other)?;
             if !self.next_or_close(b'}')? {
+                self.keys.truncate(base);
                 return Ok(Kind::Object);
             }
         }
+    }
+
+    /// Notes `key` of the object whose keys begin at `base` in [`Self::keys`], `seen` the
+    /// bits ([`key_bit`]) of its keys so far; gives up on a key the object already has,
+    /// which the reference refuses by name.
+    #[inline]
+    fn distinct(&mut self, base: usize, seen: &mut u128, key: &'a [u8]) -> Step {
+        let bit = key_bit(key);
+        if *seen & bit != 0 && self.keys[base..].contains(&key) {
+            return Err(GiveUp);
+        }
+        *seen |= bit;
+        self.keys.push(key);
+        Ok(())
     }
 
     /// Where the string literal at the cursor stops being plain: the position of its

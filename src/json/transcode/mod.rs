@@ -192,6 +192,10 @@ pub(crate) struct Transcoder {
     /// Renames every object key as it is written (importers use it to write snake_case);
     /// a key that two members of one object would share is then an error.
     pub rename: Option<fn(&str) -> String>,
+    /// When [`Self::record`] failed on an object that has one key twice (unrenamed): the
+    /// path to that key, innermost first (`["name", "abilities"]` for
+    /// `abilities[].name`).
+    pub repeated_key: Option<Vec<String>>,
 }
 
 impl Transcoder {
@@ -203,6 +207,7 @@ impl Transcoder {
     pub(crate) fn record(&mut self, text: &str) -> Result<(), serde_json::Error> {
         self.out.clear();
         self.layout.clear();
+        self.repeated_key = None;
         if self.rename.is_none() {
             if let Ok(kind) = direct::record(text, &mut self.out, &mut self.layout) {
                 self.layout.kind = Some(kind);
@@ -418,6 +423,78 @@ mod tests {
         assert!(t.record(&nested(128)).is_err());
     }
 
+    #[test]
+    fn a_key_its_object_repeats_is_refused_by_both_paths_with_its_path() {
+        let refused = |text: &str| {
+            let mut out = Vec::new();
+            let mut layout = Layout::default();
+            assert!(
+                direct::record(text, &mut out, &mut layout).is_err(),
+                "{text}"
+            );
+            let mut t = Transcoder::default();
+            assert!(t.record(text).is_err(), "{text}");
+            t.repeated_key.expect("the path of the repeated key")
+        };
+        assert_eq!(refused(r#"{"a":1,"a":2}"#), ["a"]);
+        assert_eq!(refused(r#"{"a":1,"b":{},"a":[1]}"#), ["a"]);
+        assert_eq!(
+            refused(r#"{"x":[1,{"y":{"b":1,"c":2,"b":3}}],"z":0}"#),
+            ["b", "y", "x"]
+        );
+        assert_eq!(
+            refused(r#"{"variants":[{"prices":[{"low":1,"low":2}]}]}"#),
+            ["low", "prices", "variants"]
+        );
+        // The same key through an escape: the direct path gives up on escaped keys.
+        assert_eq!(refused(r#"{"key":1,"k\u0065y":2}"#), ["key"]);
+        // Many distinct keys, some sharing their summary bit: taken, and the same object
+        // with one repeated is refused.
+        let keys: Vec<String> = (0..300).map(|i| format!("\"k{i}\":{i}")).collect();
+        let many = format!("{{{}}}", keys.join(","));
+        assert!(check_paths_agree(&many));
+        assert_eq!(
+            refused(&format!("{{{},\"k17\":0}}", keys.join(","))),
+            ["k17"]
+        );
+        // One key in an object and its parent, in siblings, and again after a nested
+        // object closes: distinct members.
+        for text in [
+            r#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#,
+            r#"{"a":[{"b":1,"c":{"b":2}}],"b":3,"c":[{"a":1}]}"#,
+            r#"{"":1,"a":{"":2}}"#,
+        ] {
+            assert!(check_paths_agree(text), "{text}");
+            let mut t = Transcoder::default();
+            t.record(text).unwrap();
+            assert!(t.repeated_key.is_none());
+        }
+        // A closed object's keys are not its parent's: a parent key sharing its summary
+        // bit with an earlier one is compared with the parent's keys alone.
+        for parent in ["translation", "x"] {
+            let letters = || b'a'..=b'z';
+            let twin = letters()
+                .flat_map(|a| letters().flat_map(move |b| letters().map(move |c| [a, b, c])))
+                .flat_map(|k| [k.to_vec(), [&k[..], b"xy"].concat()])
+                .map(|k| String::from_utf8(k).unwrap())
+                .find(|k| {
+                    k != parent
+                        && direct::key_bit(k.as_bytes()) == direct::key_bit(parent.as_bytes())
+                })
+                .expect("a key of the same bit");
+            let text = format!("{{\"{parent}\":{{\"{twin}\":1}},\"{twin}\":2}}");
+            assert!(check_paths_agree(&text), "{text}");
+        }
+        // Renamed keys that meet keep their own message.
+        let mut t = Transcoder {
+            rename: Some(|k: &str| k.to_ascii_lowercase()),
+            ..Transcoder::default()
+        };
+        let e = t.record(r#"{"A":1,"a":2}"#).unwrap_err();
+        assert!(e.to_string().contains("both become `a`"), "{e}");
+        assert!(t.repeated_key.is_none());
+    }
+
     /// Every record of the bundled snapshot takes the direct path, and agrees.
     #[test]
     fn bundled_records_take_the_direct_path() {
@@ -481,19 +558,75 @@ mod tests {
                 prop_oneof![
                     prop::collection::vec(element.clone(), 0..6)
                         .prop_map(|items| format!("[{}]", items.join(","))),
-                    prop::collection::vec(
-                        (space.clone(), key.clone(), space.clone(), element),
-                        0..6
+                    (
+                        prop::collection::vec(
+                            (space.clone(), key.clone(), space.clone(), element),
+                            0..6
+                        ),
+                        prop::bool::weighted(0.2),
                     )
-                    .prop_map(|members| {
-                        let members: Vec<String> = members
-                            .into_iter()
-                            .map(|(a, k, b, v)| format!("{a}{k}{b}:{v}"))
-                            .collect();
-                        format!("{{{}}}", members.join(","))
+                        .prop_map(|(members, repeats)| {
+                            // Mostly distinct keys (a repeated key is refused by both paths,
+                            // so such objects test less), sometimes a repeat.
+                            let mut keys = Vec::new();
+                            let members: Vec<String> = members
+                                .into_iter()
+                                .filter(|(_, k, _, _)| {
+                                    repeats || {
+                                        let new = !keys.contains(k);
+                                        keys.push(*k);
+                                        new
+                                    }
+                                })
+                                .map(|(a, k, b, v)| format!("{a}{k}{b}:{v}"))
+                                .collect();
+                            format!("{{{}}}", members.join(","))
+                        }),
+                ]
+            })
+        }
+
+        /// A value built from short keys that often meet, as text, with whether any of
+        /// its objects has a key twice.
+        fn keyed_text() -> impl Strategy<Value = (String, bool)> {
+            let key = prop::sample::select(vec!["a", "b", "ab", "ba", "", "é", "a\\u0062"]);
+            let leaf = (0u32..1000).prop_map(|n| (n.to_string(), false));
+            leaf.prop_recursive(4, 64, 8, move |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(|items| {
+                        let repeat = items.iter().any(|(_, r)| *r);
+                        let texts: Vec<String> = items.into_iter().map(|(t, _)| t).collect();
+                        (format!("[{}]", texts.join(",")), repeat)
+                    }),
+                    prop::collection::vec((key.clone(), inner), 0..8).prop_map(|members| {
+                        let mut keys: Vec<String> = Vec::new();
+                        let mut repeat = false;
+                        let mut texts = Vec::new();
+                        for (k, (text, r)) in members {
+                            let decoded = k.replace("\\u0062", "b");
+                            repeat |= r || keys.contains(&decoded);
+                            keys.push(decoded);
+                            texts.push(format!("\"{k}\":{text}"));
+                        }
+                        (format!("{{{}}}", texts.join(",")), repeat)
                     }),
                 ]
             })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2048))]
+            /// An object with a key twice, at any depth, is refused by both paths (the
+            /// direct one by giving up), and every other text is taken by both.
+            #[test]
+            fn repeated_keys_are_refused_and_only_they((text, repeat) in keyed_text()) {
+                let mut t = super::super::Transcoder::default();
+                prop_assert_eq!(t.record(&text).is_err(), repeat, "{}", text);
+                prop_assert_eq!(t.repeated_key.is_some(), repeat, "{}", text);
+                if !text.contains('\\') {
+                    prop_assert_eq!(check_paths_agree(&text), !repeat, "{}", text);
+                }
+            }
         }
 
         proptest! {
