@@ -1064,7 +1064,10 @@ async fn a_compressed_store_serves_the_same_bytes() {
         "/onepiece/v1/expansions/OP01/cards?page_size=3&page=2",
         "/lorcana/v1/cards?q=^rarity:Legendary",
         "/v2/cards?q=name:charizard",
+        "/v2/cards?q=supertype:pokemon&select=id,name,set&pageSize=5&page=2",
+        "/v2/cards/ddw-1?select=id,name,set,tcgplayer",
         "/v2/sets",
+        "/v2/sets/ddw",
     ] {
         let body = |server: &Server| {
             let request = client.get(server.url(path));
@@ -1076,6 +1079,15 @@ async fn a_compressed_store_serves_the_same_bytes() {
         let (a, b) = (body(&plain).await, body(&compressed).await);
         assert_eq!(a.0, StatusCode::OK, "{path}: {}", a.1);
         assert_eq!(a, b, "{path}");
+    }
+    // A record that is not there is a 404 before a bad `select` is looked at, on both.
+    for server in [&plain, &compressed] {
+        let response = client
+            .get(server.url("/v2/cards/nope?select=bogus"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
     }
     plain.stop();
     compressed.stop();

@@ -513,13 +513,7 @@ fn v2_first_id(catalog: &Catalog, view: &V2View, cards: bool) -> Option<String> 
         catalog.expansions()
     };
     (0..collection.len() as u32)
-        .find(|&r| {
-            if cards {
-                view.card(r).is_some()
-            } else {
-                view.set(r).is_some()
-            }
-        })
+        .find(|&r| view.has(cards, r))
         .map(|r| collection.record_id(r).into_owned())
 }
 

@@ -13,6 +13,7 @@ pub(crate) use nested::{Nested, NO_PARENT};
 pub(crate) use render::{render_record, Select};
 pub(crate) use sort::{sorted_page, Counted, OrderKey, SortColumns};
 pub use texts::StoreKind;
+pub(crate) use texts::TextList;
 use texts::{plain_text, Packed, Texts};
 
 use std::borrow::Cow;

@@ -146,6 +146,85 @@ impl Texts {
     }
 }
 
+/// Texts by number, some missing, held as a [`StoreKind`] holds records: for what a
+/// frontend renders once from a store's records and serves from then on (the `/v2`
+/// view), so that it takes no more than the store it was made from.
+#[derive(Debug)]
+pub(crate) struct TextList {
+    texts: Texts,
+    /// By number: the text's place, and its block in a packed store (its place among the
+    /// texts held).
+    places: Vec<Option<(DocRef, u32)>>,
+}
+
+/// The most bytes a [`TextList`] buffer takes before the next one starts (offsets in a
+/// buffer are `u32`).
+const LIST_BUFFER_BYTES: usize = 64 << 20;
+
+impl TextList {
+    /// `items`, numbered in order, kept as `kind` says.
+    pub(crate) fn new(items: Vec<Option<String>>, kind: StoreKind) -> TextList {
+        TextList::in_buffers_of(items, kind, LIST_BUFFER_BYTES)
+    }
+
+    /// [`Self::new`], starting a buffer once one holds more than `buffer_bytes`.
+    fn in_buffers_of(items: Vec<Option<String>>, kind: StoreKind, buffer_bytes: usize) -> TextList {
+        let mut buffers: Vec<String> = Vec::new();
+        let mut docs = Vec::new();
+        let mut places = Vec::with_capacity(items.len());
+        for item in items {
+            let Some(text) = item else {
+                places.push(None);
+                continue;
+            };
+            if buffers
+                .last()
+                .is_none_or(|b| b.len() + text.len() > buffer_bytes && !b.is_empty())
+            {
+                buffers.push(String::new());
+            }
+            let number = (buffers.len() - 1) as u32;
+            let buffer = buffers.last_mut().expect("pushed above");
+            let place = DocRef {
+                buffer: number,
+                start: u32::try_from(buffer.len()).expect("a buffer under 4 GiB"),
+                len: u32::try_from(text.len()).expect("a text under 4 GiB"),
+            };
+            buffer.push_str(&text);
+            places.push(Some((place, docs.len() as u32)));
+            docs.push(place);
+        }
+        let texts = match kind {
+            StoreKind::Plain => {
+                for buffer in &mut buffers {
+                    buffer.shrink_to_fit();
+                }
+                Texts::Plain(Arc::new(buffers))
+            }
+            StoreKind::Compressed => Texts::Packed(Arc::new(Packed::new(&buffers, &docs))),
+        };
+        TextList { texts, places }
+    }
+
+    /// Calls `f` with text `i`, if there is one.
+    pub(crate) fn with<R>(&self, i: u32, f: impl FnOnce(&str) -> R) -> Option<R> {
+        let (place, block) = (*self.places.get(i as usize)?)?;
+        Some(self.texts.with(place, Some(block), f))
+    }
+
+    /// Whether there is a text `i`.
+    pub(crate) fn has(&self, i: u32) -> bool {
+        self.places.get(i as usize).is_some_and(Option::is_some)
+    }
+
+    /// Bytes held on the heap.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.texts.heap_bytes()
+            + self.places.capacity() * std::mem::size_of::<Option<(DocRef, u32)>>()
+    }
+}
+
 pub(crate) fn plain_text(buffers: &[String], d: DocRef) -> &str {
     let start = d.start as usize;
     &buffers[d.buffer as usize][start..start + d.len as usize]
@@ -263,7 +342,49 @@ fn dictionary(buffers: &[String], docs: &[DocRef]) -> Box<[u8]> {
 
 #[cfg(test)]
 mod tests {
+    use super::TextList;
     use crate::{Engine, OpenOptions, StoreKind};
+
+    /// A list reads back its texts by number, missing ones as missing, in either kind and
+    /// over many buffers; packed, it holds less than plain.
+    #[test]
+    fn a_text_list_reads_back_its_texts() {
+        let items: Vec<Option<String>> = (0..3000)
+            .map(|i| {
+                (i % 7 != 3).then(|| match i % 11 {
+                    0 => String::new(),
+                    _ => format!(
+                        "{{\"id\":\"c{i}\",\"name\":\"Card é {i}\",\"text\":\"{}\",\"rules\":\"{}\"}}",
+                        "ab".repeat(i % 50),
+                        "Once during your turn, you may draw a card. ".repeat(1 + i % 9)
+                    ),
+                })
+            })
+            .collect();
+        let mut sizes = Vec::new();
+        for kind in [StoreKind::Plain, StoreKind::Compressed] {
+            for buffer_bytes in [1, 100, 1 << 20] {
+                let list = TextList::in_buffers_of(items.clone(), kind, buffer_bytes);
+                for (i, item) in items.iter().enumerate() {
+                    let i = i as u32;
+                    assert_eq!(
+                        list.with(i, str::to_string).as_ref(),
+                        item.as_ref(),
+                        "{kind:?} {i}"
+                    );
+                    assert_eq!(list.has(i), item.is_some());
+                }
+                assert_eq!(list.with(items.len() as u32, |_| ()), None);
+                assert!(!list.has(items.len() as u32));
+                sizes.push(list.heap_bytes());
+            }
+        }
+        let total: usize = items.iter().flatten().map(String::len).sum();
+        assert!(
+            sizes[2] >= total && sizes[5] < sizes[2] / 2,
+            "{sizes:?} of {total}"
+        );
+    }
 
     /// Every record's and every array element's text, id and `^` values read from a
     /// compressed store equal the plain store's, on the bundled snapshot and a generated

@@ -224,13 +224,18 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
     body.push_str("{\"data\":[");
     let mut count = 0;
     for &id in &hits.record_ids {
-        let record = if cards { view.card(id) } else { view.set(id) };
-        let Some(record) = record else { continue };
-        if count > 0 {
-            body.push(',');
-        }
-        select.write(record, &mut body);
-        count += 1;
+        let write = |record: &str| {
+            if count > 0 {
+                body.push(',');
+            }
+            select.write(record, &mut body);
+        };
+        let written = if cards {
+            view.with_card(id, write)
+        } else {
+            view.with_set(id, write)
+        };
+        count += usize::from(written.is_some());
     }
     body.push_str(&format!(
         "],\"page\":{page},\"pageSize\":{page_size},\"count\":{count},\"totalCount\":{}}}",
@@ -247,25 +252,36 @@ fn one(catalog: &Catalog, view: &V2View, route: V2Route, id: &str, params: &Para
     } else {
         (catalog.expansions(), "set")
     };
-    let record = collection
-        .find(id)
-        .and_then(|r| if cards { view.card(r) } else { view.set(r) });
-    let Some(record) = record else {
-        return error_response(
+    let not_found = || {
+        error_response(
             StatusCode::NOT_FOUND,
             "not_found",
             format!("no {what} with id `{id}`"),
             json!({}),
-        );
+        )
+    };
+    let Some(record) = collection.find(id).filter(|&r| view.has(cards, r)) else {
+        return not_found();
     };
     let select = match Select::new(params.select.as_deref(), view, cards) {
         Ok(select) => select,
         Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
     };
-    let mut body = String::with_capacity(record.len() + 16);
-    body.push_str("{\"data\":");
-    select.write(record, &mut body);
-    body.push('}');
+    let write = |record: &str| {
+        let mut body = String::with_capacity(record.len() + 16);
+        body.push_str("{\"data\":");
+        select.write(record, &mut body);
+        body.push('}');
+        body
+    };
+    let body = if cards {
+        view.with_card(record, write)
+    } else {
+        view.with_set(record, write)
+    };
+    let Some(body) = body else {
+        return not_found();
+    };
     json_response(StatusCode::OK, body.into_bytes())
 }
 

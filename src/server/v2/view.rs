@@ -26,6 +26,7 @@ use serde_json::{json, Map, Value};
 use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::json::write::write_str;
 use crate::naming::camel_case;
+use crate::store::TextList;
 use crate::{Catalog, Engine, SearchRequest};
 
 /// The card members cardex adds, which v2 cards do not have (after camelCase).
@@ -55,10 +56,11 @@ pub(crate) struct V2View {
     engine: Weak<Engine>,
     /// The language scope of the v2 surface: `en`, or none in a catalog without languages.
     pub lang: Option<&'static str>,
-    /// By card record id: the card's v2 JSON (English cards only).
-    cards: Vec<Option<Box<str>>>,
-    /// By expansion record id: the set's v2 JSON.
-    sets: Vec<Option<Box<str>>>,
+    /// By card record id: the card's v2 JSON (English cards only), kept as the engine
+    /// keeps its records (plain or compressed).
+    cards: TextList,
+    /// By expansion record id: the set's v2 JSON, kept alike.
+    sets: TextList,
     /// `{"data":[...]}` of each of [`LISTS`].
     lists: [Box<str>; 4],
     /// The top-level fields of the cards, and of the sets (for `select`).
@@ -102,7 +104,7 @@ impl V2View {
             .get(..10)
             .unwrap_or_default()
             .replace('-', "/");
-        let mut cards = vec![None; catalog.cards().len()];
+        let mut cards: Vec<Option<String>> = vec![None; catalog.cards().len()];
         let mut values: [BTreeSet<String>; 4] = Default::default();
         let mut card_fields = BTreeSet::new();
         for id in everything(catalog.hits(&scope)) {
@@ -130,7 +132,7 @@ impl V2View {
                     }
                 }
             }
-            cards[id as usize] = Some(json.into_boxed_str());
+            cards[id as usize] = Some(json);
         }
         let lists = values.map(|list| {
             let data: Vec<String> = list.into_iter().collect();
@@ -139,8 +141,11 @@ impl V2View {
         V2View {
             engine: Arc::downgrade(engine),
             lang,
-            cards,
-            sets,
+            cards: TextList::new(cards, engine.options().store),
+            sets: TextList::new(
+                sets.into_iter().map(|set| set.map(String::from)).collect(),
+                engine.options().store,
+            ),
             lists,
             card_fields: card_fields.into_iter().collect(),
             set_fields: set_fields.into_iter().collect(),
@@ -162,14 +167,29 @@ impl V2View {
         std::ptr::eq(self.engine.as_ptr(), Arc::as_ptr(engine))
     }
 
-    /// The v2 JSON of card record `id`.
-    pub(crate) fn card(&self, id: u32) -> Option<&str> {
-        self.cards.get(id as usize)?.as_deref()
+    /// Calls `f` with the v2 JSON of card record `id`, if it has one.
+    pub(crate) fn with_card<R>(&self, id: u32, f: impl FnOnce(&str) -> R) -> Option<R> {
+        self.cards.with(id, f)
     }
 
-    /// The v2 JSON of expansion record `id`.
-    pub(crate) fn set(&self, id: u32) -> Option<&str> {
-        self.sets.get(id as usize)?.as_deref()
+    /// Calls `f` with the v2 JSON of expansion record `id`, if it has one.
+    pub(crate) fn with_set<R>(&self, id: u32, f: impl FnOnce(&str) -> R) -> Option<R> {
+        self.sets.with(id, f)
+    }
+
+    /// Whether card record `id` (or expansion record `id`, if not `card`) has a v2 form.
+    pub(crate) fn has(&self, card: bool, id: u32) -> bool {
+        if card {
+            self.cards.has(id)
+        } else {
+            self.sets.has(id)
+        }
+    }
+
+    /// Bytes the rendered cards and sets hold on the heap.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.cards.heap_bytes() + self.sets.heap_bytes()
     }
 
     /// `{"data":[...]}` of list `i` of [`LISTS`].
@@ -372,6 +392,42 @@ fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Valu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A view of a compressed engine serves every card and set as the plain engine's view
+    /// does, and holds them in less memory.
+    #[test]
+    fn a_compressed_engines_view_holds_the_same_records_in_less() {
+        let data = crate::generate::scratch_snapshot("cardex-v2-view", 2000);
+        let plain = Arc::new(Engine::open(&data).unwrap());
+        let compressed = crate::OpenOptions::new().store(crate::StoreKind::Compressed);
+        let packed = Arc::new(Engine::open_with(&data, &compressed, |_| {}).unwrap());
+        let (a, b) = (
+            plain.catalogs().next().unwrap(),
+            packed.catalogs().next().unwrap(),
+        );
+        let (plain_view, packed_view) = (V2View::build(&plain, a), V2View::build(&packed, b));
+        let mut cards = 0;
+        for id in 0..a.cards().len() as u32 {
+            let text = plain_view.with_card(id, str::to_string);
+            assert_eq!(packed_view.with_card(id, str::to_string), text);
+            assert_eq!(packed_view.has(true, id), text.is_some());
+            cards += usize::from(text.is_some());
+        }
+        for id in 0..a.expansions().len() as u32 {
+            let text = plain_view.with_set(id, str::to_string);
+            assert_eq!(packed_view.with_set(id, str::to_string), text);
+            assert_eq!(packed_view.has(false, id), text.is_some());
+        }
+        assert!(cards > 10, "{cards} cards");
+        assert_eq!(plain_view.card_fields(), packed_view.card_fields());
+        assert!(
+            packed_view.heap_bytes() < plain_view.heap_bytes() / 2,
+            "{} against {}",
+            packed_view.heap_bytes(),
+            plain_view.heap_bytes()
+        );
+        let _ = std::fs::remove_dir_all(data);
+    }
 
     #[test]
     fn raw_near_mint_prices_become_tcgplayer_and_cardmarket() {
