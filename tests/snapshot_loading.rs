@@ -102,7 +102,7 @@ fn record_errors_name_file_record_and_id() {
         ),
         (
             r#"[{"id":"ok","expansion_id":"e1"},{"id":"z","name":"A","expansion_id":"e1","name":"B"}]"#,
-            "record 1 (id `z`): the key `name` appears twice in the record (JSON readers disagree on which of the two counts; keep one)",
+            "record 1 (id `z`): the key `name` appears twice at the top level (JSON readers disagree on which of the two counts; keep one)",
             "a repeated key",
         ),
         (
@@ -112,13 +112,23 @@ fn record_errors_name_file_record_and_id() {
         ),
         (
             r#"[{"id":"z","expansion_id":"e1","k\u0065y":1,"key":2}]"#,
-            "record 0 (id `z`): the key `key` appears twice in the record (JSON readers disagree on which of the two counts; keep one)",
+            "record 0 (id `z`): the key `key` appears twice at the top level (JSON readers disagree on which of the two counts; keep one)",
             "a key repeated through an escape",
         ),
         (
             r#"[{"id":"z","expansion_id":"e1","id":"y"}]"#,
-            "record 0: the key `id` appears twice in the record (JSON readers disagree on which of the two counts; keep one)",
+            "record 0: the key `id` appears twice at the top level (JSON readers disagree on which of the two counts; keep one)",
             "a repeated id key",
+        ),
+        (
+            r#"[{"id":"","expansion_id":"e1","":{"a":1,"a":2}}]"#,
+            "record 0: the key `a` appears twice in an object at `` (JSON readers disagree on which of the two counts; keep one)",
+            "a key repeated under an empty key, in a record of an empty id",
+        ),
+        (
+            r#"[[{"a":1,"a":2}]]"#,
+            "record 0: expected a JSON object, found an array",
+            "a repeated key in a record that is not an object",
         ),
     ];
     for (text, expected, what) in cases {
@@ -164,7 +174,10 @@ fn a_repeated_key_is_typed_and_keys_repeated_across_objects_are_not() {
     let err = open_err(&dir);
     match err.kind() {
         LoadErrorKind::RepeatedKey { object, key } => {
-            assert_eq!((object.as_str(), key.as_str()), ("abilities", "name"));
+            assert_eq!(
+                (object.as_slice(), key.as_str()),
+                (&["abilities".to_string()][..], "name")
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -229,6 +242,16 @@ fn folder_and_file_errors() {
     assert_eq!(
         rel(&dir, &open_err(&dir)),
         "c/catalog.json: catalog.json names catalog `other`, but its folder is `c`"
+    );
+    let dir = TempDir::new("meta-repeated");
+    base(&dir);
+    dir.write(
+        "c/catalog.json",
+        r#"{"name":"other","title":"C","name":"c"}"#,
+    );
+    assert_eq!(
+        rel(&dir, &open_err(&dir)),
+        "c/catalog.json: the key `name` appears twice at the top level (JSON readers disagree on which of the two counts; keep one)"
     );
     let dir = TempDir::new("date");
     base(&dir);

@@ -121,10 +121,7 @@ pub fn import(
     let writer = SnapshotWriter::new(out, options.force)?;
 
     let sets_text = read_text(&sets_path)?;
-    let mut transcoder = Transcoder {
-        rename: Some(set_key),
-        ..Transcoder::default()
-    };
+    let mut transcoder = Transcoder::renaming(set_key);
     let mut expansions = Vec::new();
     let mut summaries: FxHashMap<String, Vec<u8>> = FxHashMap::default();
     for (index, raw) in records(&sets_path, &sets_text)?.iter().enumerate() {
@@ -167,10 +164,7 @@ pub fn import(
     let converted = par::map(files.iter().collect(), |path: &PathBuf| {
         let set = stem(path);
         let text = read_text(path)?;
-        let mut transcoder = Transcoder {
-            rename: Some(snake_case),
-            ..Transcoder::default()
-        };
+        let mut transcoder = Transcoder::renaming(snake_case);
         let mut set_id = Vec::new();
         write_str(set, &mut set_id);
         let added: [(&'static str, &[u8]); 4] = [
@@ -257,7 +251,8 @@ fn at_record(path: &Path, index: usize, raw: &str, kind: ImportErrorKind) -> Imp
 }
 
 /// Converts one record: keys renamed by the transcoder, `added` members appended (a
-/// member the record already has must hold the same value). Returns the id and the JSON.
+/// member the record already has must hold the same value, or `null`, which the added
+/// value replaces in place). Returns the id and the JSON.
 fn convert(
     t: &mut Transcoder,
     raw: &str,
@@ -289,9 +284,10 @@ fn convert(
     if id.is_empty() {
         return Err(ImportErrorKind::MissingId);
     }
-    let mut json = t.out.clone();
-    let close = json.pop();
-    debug_assert_eq!(close, Some(b'}'));
+    // A field the record holds as `null` counts as absent (as everywhere): its value is
+    // replaced where it stands, and a field it does not hold is appended.
+    let mut replaced = Vec::new();
+    let mut appended = Vec::new();
     for &(field, value) in added {
         match member(field) {
             Some(m) if m.kind != Kind::Null => {
@@ -299,15 +295,24 @@ fn convert(
                     return Err(ImportErrorKind::Conflict { field });
                 }
             }
-            _ => {
-                if json.len() > 1 {
-                    json.push(b',');
-                }
-                write_str(field, &mut json);
-                json.push(b':');
-                json.extend_from_slice(value);
-            }
+            Some(m) => replaced.push((m.value.clone(), value)),
+            None => appended.push((field, value)),
         }
+    }
+    let mut json = t.out.clone();
+    replaced.sort_unstable_by_key(|(range, _)| std::cmp::Reverse(range.start));
+    for (range, value) in replaced {
+        json.splice(range, value.iter().copied());
+    }
+    let close = json.pop();
+    debug_assert_eq!(close, Some(b'}'));
+    for (field, value) in appended {
+        if json.len() > 1 {
+            json.push(b',');
+        }
+        write_str(field, &mut json);
+        json.push(b':');
+        json.extend_from_slice(value);
     }
     json.push(b'}');
     Ok((id, json))
@@ -386,6 +391,40 @@ mod tests {
         );
         let engine = crate::Engine::open(&out).unwrap();
         assert_eq!(engine.catalog("pokemon").unwrap().cards().len(), 2);
+        fs::remove_dir_all(&src).unwrap();
+        fs::remove_dir_all(&out).unwrap();
+    }
+
+    /// An added field the record holds as `null` takes the added value where it stands:
+    /// one member, and the output loads.
+    #[test]
+    fn an_added_field_held_as_null_is_filled_in_place() {
+        let src = temp("null-src");
+        let out = temp("null-out");
+        write(
+            &src,
+            "sets/en.json",
+            r#"[{"id":"s1","name":"Base","language":null,"releaseDate":"1999/01/09"}]"#,
+        );
+        write(
+            &src,
+            "cards/en/s1.json",
+            r#"[{"id":"s1-1","expansionId":null,"name":"Pikachu","languageCode":null,"expansion":null}]"#,
+        );
+        import(&src, &out, &Options::default(), &|_| {}).unwrap();
+        let cards = fs::read_to_string(out.join("pokemon/cards/s1.json")).unwrap();
+        assert!(
+            cards.starts_with("[\n{\"id\":\"s1-1\",\"expansion_id\":\"s1\",\"name\":\"Pikachu\",\"language_code\":\"EN\",\"expansion\":{\"id\":\"s1\","),
+            "{cards}"
+        );
+        let sets = fs::read_to_string(out.join("pokemon/expansions/en.json")).unwrap();
+        assert!(
+            sets.starts_with("[\n{\"id\":\"s1\",\"name\":\"Base\",\"language\":\"English\","),
+            "{sets}"
+        );
+        // Loads: the loader refuses an object with a key twice.
+        let engine = crate::Engine::open(&out).unwrap();
+        assert_eq!(engine.catalog("pokemon").unwrap().cards().len(), 1);
         fs::remove_dir_all(&src).unwrap();
         fs::remove_dir_all(&out).unwrap();
     }

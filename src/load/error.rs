@@ -65,9 +65,9 @@ pub enum LoadErrorKind {
     /// An object has one key twice (JSON readers disagree on which value counts, so the
     /// record means different cards to different clients).
     RepeatedKey {
-        /// The object's path in the record (dotted, through arrays; empty for the record
-        /// itself).
-        object: String,
+        /// The object's path in the record: the keys down to it, arrays looked through
+        /// (`["abilities"]` for an element of `abilities`; empty for the record itself).
+        object: Vec<String>,
         /// The key.
         key: String,
     },
@@ -205,8 +205,9 @@ impl fmt::Display for LoadError {
             }
             LoadErrorKind::RepeatedKey { object, key } => {
                 if object.is_empty() {
-                    write!(f, "the key `{key}` appears twice in the record")?;
+                    write!(f, "the key `{key}` appears twice at the top level")?;
                 } else {
+                    let object = object.join(".");
                     write!(f, "the key `{key}` appears twice in an object at `{object}`")?;
                 }
                 f.write_str(" (JSON readers disagree on which of the two counts; keep one)")

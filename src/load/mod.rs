@@ -288,6 +288,14 @@ fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
             LoadErrorKind::NotAnObject { found },
         ));
     };
+    // serde_json keeps the last of a key given twice; like a record, the file is refused.
+    let mut transcoder = crate::json::transcode::Transcoder::default();
+    if transcoder.record(&text).is_err() {
+        if let Some((object, key)) = transcoder.take_repeated_key() {
+            let kind = LoadErrorKind::RepeatedKey { object, key };
+            return Err(LoadError::new(Some(&path), kind));
+        }
+    }
     match object.get("name") {
         None | Some(serde_json::Value::Null) => {}
         Some(serde_json::Value::String(n)) if n == name => {}

@@ -158,15 +158,13 @@ impl Preparer {
         dest: &mut ChunkOut,
     ) -> std::result::Result<Prepared, LoadError> {
         if let Err(e) = self.transcoder.record(text) {
-            let kind = match self.transcoder.repeated_key.take() {
-                Some(mut path) => {
-                    let key = path.remove(0);
-                    path.reverse();
-                    LoadErrorKind::RepeatedKey {
-                        object: path.join("."),
-                        key,
-                    }
-                }
+            let first = text.trim_start().as_bytes().first().copied();
+            let kind = match self.transcoder.take_repeated_key() {
+                // A record that is not an object is that error first.
+                Some(_) if first != Some(b'{') => LoadErrorKind::NotAnObject {
+                    found: crate::json::walk::kind_at(first).name(),
+                },
+                Some((object, key)) => LoadErrorKind::RepeatedKey { object, key },
                 None => LoadErrorKind::Json {
                     line: e.line(),
                     column: e.column(),
@@ -182,6 +180,7 @@ impl Preparer {
                     serde_json::from_str::<serde_json::Value>(text)
                         .ok()
                         .and_then(|record| Some(record.get("id")?.as_str()?.to_owned()))
+                        .filter(|id| !id.is_empty())
                 }
                 _ => None,
             };

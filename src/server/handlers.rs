@@ -127,10 +127,7 @@ fn camel_keys(body: Vec<u8>) -> Vec<u8> {
     let Ok(text) = std::str::from_utf8(&body) else {
         return body;
     };
-    let mut transcoder = Transcoder {
-        rename: Some(camel_case),
-        ..Transcoder::default()
-    };
+    let mut transcoder = Transcoder::renaming(camel_case);
     match transcoder.record(text) {
         Ok(()) => transcoder.out,
         Err(_) => body,

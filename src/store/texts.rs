@@ -151,13 +151,26 @@ impl Texts {
 /// view), so that it takes no more than the store it was made from.
 #[derive(Debug)]
 pub(crate) struct TextList {
-    texts: Texts,
-    /// By number: the text's place, and its block in a packed store (its place among the
-    /// texts held).
-    places: Vec<Option<(DocRef, u32)>>,
+    /// By number: the text's place among those held, [`NO_TEXT`] for none.
+    numbers: Vec<u32>,
+    held: HeldTexts,
 }
 
-/// The most bytes a [`TextList`] buffer takes before the next one starts (offsets in a
+#[derive(Debug)]
+enum HeldTexts {
+    /// One after the other in buffers, with each one's place.
+    Plain {
+        buffers: Vec<String>,
+        places: Vec<DocRef>,
+    },
+    /// A block each (the packed store knows their places).
+    Packed(Packed),
+}
+
+/// A [`TextList::numbers`] entry for a number that has no text.
+const NO_TEXT: u32 = u32::MAX;
+
+/// The most bytes a [`TextList`] buffer holds unless one text is larger (offsets in a
 /// buffer are `u32`).
 const LIST_BUFFER_BYTES: usize = 64 << 20;
 
@@ -167,14 +180,15 @@ impl TextList {
         TextList::in_buffers_of(items, kind, LIST_BUFFER_BYTES)
     }
 
-    /// [`Self::new`], starting a buffer once one holds more than `buffer_bytes`.
+    /// [`Self::new`], starting a new buffer before a text that would take the current one
+    /// over `buffer_bytes`.
     fn in_buffers_of(items: Vec<Option<String>>, kind: StoreKind, buffer_bytes: usize) -> TextList {
         let mut buffers: Vec<String> = Vec::new();
-        let mut docs = Vec::new();
-        let mut places = Vec::with_capacity(items.len());
+        let mut places = Vec::new();
+        let mut numbers = Vec::with_capacity(items.len());
         for item in items {
             let Some(text) = item else {
-                places.push(None);
+                numbers.push(NO_TEXT);
                 continue;
             };
             if buffers
@@ -191,37 +205,48 @@ impl TextList {
                 len: u32::try_from(text.len()).expect("a text under 4 GiB"),
             };
             buffer.push_str(&text);
-            places.push(Some((place, docs.len() as u32)));
-            docs.push(place);
+            numbers.push(u32::try_from(places.len()).expect("fewer than 2^32 - 1 texts"));
+            places.push(place);
         }
-        let texts = match kind {
+        let held = match kind {
             StoreKind::Plain => {
                 for buffer in &mut buffers {
                     buffer.shrink_to_fit();
                 }
-                Texts::Plain(Arc::new(buffers))
+                places.shrink_to_fit();
+                HeldTexts::Plain { buffers, places }
             }
-            StoreKind::Compressed => Texts::Packed(Arc::new(Packed::new(&buffers, &docs))),
+            StoreKind::Compressed => HeldTexts::Packed(Packed::new(&buffers, &places)),
         };
-        TextList { texts, places }
+        TextList { numbers, held }
     }
 
     /// Calls `f` with text `i`, if there is one.
     pub(crate) fn with<R>(&self, i: u32, f: impl FnOnce(&str) -> R) -> Option<R> {
-        let (place, block) = (*self.places.get(i as usize)?)?;
-        Some(self.texts.with(place, Some(block), f))
+        let k = *self.numbers.get(i as usize).filter(|&&k| k != NO_TEXT)?;
+        Some(match &self.held {
+            HeldTexts::Plain { buffers, places } => f(plain_text(buffers, places[k as usize])),
+            // Block `k` is text `k`: they were compressed in order.
+            HeldTexts::Packed(packed) => packed.with(packed.places[k as usize], Some(k), f),
+        })
     }
 
     /// Whether there is a text `i`.
     pub(crate) fn has(&self, i: u32) -> bool {
-        self.places.get(i as usize).is_some_and(Option::is_some)
+        self.numbers.get(i as usize).is_some_and(|&k| k != NO_TEXT)
     }
 
     /// Bytes held on the heap.
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.texts.heap_bytes()
-            + self.places.capacity() * std::mem::size_of::<Option<(DocRef, u32)>>()
+        self.numbers.capacity() * 4
+            + match &self.held {
+                HeldTexts::Plain { buffers, places } => {
+                    buffers.iter().map(String::capacity).sum::<usize>()
+                        + places.capacity() * std::mem::size_of::<DocRef>()
+                }
+                HeldTexts::Packed(packed) => packed.heap_bytes(),
+            }
     }
 }
 

@@ -13,6 +13,10 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use super::{Kind, Noted, Place, Transcoder, Variant};
 use crate::json::write::write_str;
 
+/// Above this many keys, an object's keys are looked up in a hash set rather than compared
+/// one by one.
+const MANY_KEYS: usize = 16;
+
 /// Transcodes `text` into `t.out` and `t.layout` (both empty), returning the record's kind.
 pub(super) fn record(t: &mut Transcoder, text: &str) -> Result<Kind, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
@@ -163,8 +167,10 @@ impl<'de> Visitor<'de> for Seed<'_> {
         let place = self.place;
         t.out.push(b'{');
         let mut index = 0usize;
-        // The keys written so far in this object, to refuse one written twice.
+        // The keys written so far in this object, to refuse one written twice: compared
+        // one by one while they are few, then looked up in a set of them.
         let mut written: smallvec::SmallVec<[Range<usize>; 16]> = smallvec::SmallVec::new();
+        let mut many: Option<std::collections::HashSet<Box<[u8]>>> = None;
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let key = match t.rename {
                 Some(rename) => std::borrow::Cow::Owned(rename(&key)),
@@ -177,10 +183,12 @@ impl<'de> Visitor<'de> for Seed<'_> {
             let key_start = t.out.len() + 1;
             write_str(&key, &mut t.out);
             let key_end = t.out.len() - 1;
-            if written
-                .iter()
-                .any(|k| t.out[k.clone()] == t.out[key_start..key_end])
-            {
+            let written_key = &t.out[key_start..key_end];
+            let repeated = match &mut many {
+                Some(set) => !set.insert(written_key.into()),
+                None => written.iter().any(|k| t.out[k.clone()] == *written_key),
+            };
+            if repeated {
                 if t.rename.is_some() {
                     return Err(serde::de::Error::custom(format_args!(
                         "two keys of one object both become `{key}`"
@@ -191,7 +199,12 @@ impl<'de> Visitor<'de> for Seed<'_> {
                     "the key `{key}` appears twice in one object"
                 )));
             }
-            written.push(key_start..key_end);
+            if many.is_none() {
+                written.push(key_start..key_end);
+                if written.len() > MANY_KEYS {
+                    many = Some(written.drain(..).map(|k| t.out[k].into()).collect());
+                }
+            }
             t.out.push(b':');
             let value_start = t.out.len();
             let child = place.child(key.as_bytes());

@@ -93,15 +93,25 @@ struct Reader<'a, 'o> {
     keys: SmallVec<[&'a [u8]; 64]>,
 }
 
-/// A key's bit in its object's 128-bit summary of the keys it has: two keys of one bit
-/// are compared, others cannot be equal.
-#[inline]
-pub(super) fn key_bit(key: &[u8]) -> u128 {
-    let first = u32::from(key.first().copied().unwrap_or(0));
-    let last = u32::from(key.last().copied().unwrap_or(0));
-    let mixed = (key.len() as u32 + (first << 5) + (last << 10)).wrapping_mul(0x9e37_79b9);
-    1 << (mixed >> 25)
+/// A key's bit (0 to 127) in its object's 128-bit summary of the keys it has: two keys of
+/// one bit are compared, others cannot be equal. Made from the key's length and its first
+/// two and last two bytes, where keys that share a stem (`k1`, `k2`, `attack_1`) differ.
+#[inline(always)]
+pub(super) fn key_bit(key: &[u8]) -> u32 {
+    let ends = match *key {
+        [a, b, .., c, d] => u32::from_le_bytes([a, b, c, d]),
+        [a, b, c] => u32::from_le_bytes([a, b, b, c]),
+        [a, b] => u32::from_le_bytes([a, b, a, b]),
+        [a] => u32::from(a),
+        [] => 0,
+    };
+    ((ends ^ key.len() as u32).wrapping_mul(0x9e37_79b9)) >> 25
 }
+
+/// An object with more keys than this is left to the reference, which looks its keys up
+/// in a hash set: the direct path compares a key with the object's earlier keys of the
+/// same summary bit, and with hundreds of keys most bits are taken.
+const MAX_KEYS_COMPARED: usize = 128;
 
 impl<'a> Reader<'a, '_> {
     /// Copies the input read so far and not yet copied.
@@ -256,7 +266,7 @@ impl<'a> Reader<'a, '_> {
         if place == Place::Other {
             return self.unnoted_members();
         }
-        let (base, mut seen) = (self.keys.len(), 0);
+        let (base, mut seen) = (self.keys.len(), [0; 2]);
         let mut first = true;
         loop {
             // The separating comma (taken by `next_or_close`) comes out just before the
@@ -291,7 +301,7 @@ impl<'a> Reader<'a, '_> {
     /// The members of an object (from its first key) at a place whose members are not
     /// noted ([`Place::Other`], as are all of theirs): no positions to keep.
     fn unnoted_members(&mut self) -> Step<Kind> {
-        let (base, mut seen) = (self.keys.len(), 0);
+        let (base, mut seen) = (self.keys.len(), [0; 2]);
         loop {
             let key = self.key()?;
             self.distinct(base, &mut seen, key)?;
@@ -307,15 +317,29 @@ impl<'a> Reader<'a, '_> {
     /// Notes `key` of the object whose keys begin at `base` in [`Self::keys`], `seen` the
     /// bits ([`key_bit`]) of its keys so far; gives up on a key the object already has,
     /// which the reference refuses by name.
-    #[inline]
-    fn distinct(&mut self, base: usize, seen: &mut u128, key: &'a [u8]) -> Step {
+    #[inline(always)]
+    fn distinct(&mut self, base: usize, seen: &mut [u64; 2], key: &'a [u8]) -> Step {
         let bit = key_bit(key);
-        if *seen & bit != 0 && self.keys[base..].contains(&key) {
-            return Err(GiveUp);
+        let (word, mask) = ((bit >> 6) as usize, 1 << (bit & 63));
+        if seen[word] & mask != 0 {
+            self.compare(base, key)?;
         }
-        *seen |= bit;
+        seen[word] |= mask;
         self.keys.push(key);
         Ok(())
+    }
+
+    /// [`Self::distinct`] for a key whose summary bit is taken: gives up on a key the
+    /// object has, or on an object with too many keys to compare.
+    #[cold]
+    #[inline(never)]
+    fn compare(&self, base: usize, key: &[u8]) -> Step {
+        let keys = &self.keys[base..];
+        if keys.len() >= MAX_KEYS_COMPARED || keys.contains(&key) {
+            Err(GiveUp)
+        } else {
+            Ok(())
+        }
     }
 
     /// Where the string literal at the cursor stops being plain: the position of its

@@ -8,11 +8,12 @@
 //!
 //! Two paths write it. [`direct`] reads the text by hand and copies what is already
 //! compact; it gives up on anything it does not mirror exactly (a syntax error, an escaped
-//! key, a number serde_json would rewrite beyond dropping trailing zeros, deep nesting).
-//! [`by_serde`] is the reference: serde_json drives a visitor, so it takes every text, and
-//! its errors are serde_json's. A record goes through `direct` first and, should it give
-//! up, through `by_serde`; tests and a fuzz target check the two agree wherever `direct`
-//! does not give up.
+//! key, a key its object already has, a number serde_json would rewrite beyond dropping
+//! trailing zeros, deep nesting). [`by_serde`] is the reference: serde_json drives a
+//! visitor, so it takes every JSON text but one whose object has a key twice, which it
+//! refuses by name, and its other errors are serde_json's. A record goes through `direct`
+//! first and, should it give up, through `by_serde`; tests and a fuzz target check the two
+//! agree wherever `direct` does not give up.
 
 mod by_serde;
 mod direct;
@@ -194,8 +195,8 @@ pub(crate) struct Transcoder {
     pub rename: Option<fn(&str) -> String>,
     /// When [`Self::record`] failed on an object that has one key twice (unrenamed): the
     /// path to that key, innermost first (`["name", "abilities"]` for
-    /// `abilities[].name`).
-    pub repeated_key: Option<Vec<String>>,
+    /// `abilities[].name`); see [`Self::take_repeated_key`].
+    repeated_key: Option<Vec<String>>,
 }
 
 impl Transcoder {
@@ -203,7 +204,10 @@ impl Transcoder {
     ///
     /// # Errors
     ///
-    /// serde_json's, should the text not be valid JSON (or nest deeper than 128 levels).
+    /// serde_json's, should the text not be valid JSON (or nest deeper than 128 levels);
+    /// and a custom one for an object with a key twice, whose path
+    /// [`Self::take_repeated_key`] then gives (or, with [`Self::rename`], for two keys that
+    /// become one).
     pub(crate) fn record(&mut self, text: &str) -> Result<(), serde_json::Error> {
         self.out.clear();
         self.layout.clear();
@@ -219,6 +223,23 @@ impl Transcoder {
         let kind = by_serde::record(self, text)?;
         self.layout.kind = Some(kind);
         Ok(())
+    }
+
+    /// A transcoder that renames every key with `rename`.
+    pub(crate) fn renaming(rename: fn(&str) -> String) -> Transcoder {
+        Transcoder {
+            rename: Some(rename),
+            ..Transcoder::default()
+        }
+    }
+
+    /// After [`Self::record`] failed on a key an object has twice: the object's path
+    /// (outermost key first, arrays looked through) and the key.
+    pub(crate) fn take_repeated_key(&mut self) -> Option<(Vec<String>, String)> {
+        let mut path = self.repeated_key.take()?;
+        let key = path.remove(0);
+        path.reverse();
+        Some((path, key))
     }
 
     /// Transcodes the record at the start of `text` (after any whitespace) by the direct
@@ -448,15 +469,21 @@ mod tests {
         );
         // The same key through an escape: the direct path gives up on escaped keys.
         assert_eq!(refused(r#"{"key":1,"k\u0065y":2}"#), ["key"]);
-        // Many distinct keys, some sharing their summary bit: taken, and the same object
-        // with one repeated is refused.
-        let keys: Vec<String> = (0..300).map(|i| format!("\"k{i}\":{i}")).collect();
-        let many = format!("{{{}}}", keys.join(","));
-        assert!(check_paths_agree(&many));
-        assert_eq!(
-            refused(&format!("{{{},\"k17\":0}}", keys.join(","))),
-            ["k17"]
-        );
+        // Many distinct keys, some sharing their summary bit: taken by the direct path up
+        // to its limit and by the reference beyond it (through its hash set), and the same
+        // objects with one key repeated are refused.
+        for (n, direct_takes) in [(100, true), (5000, false)] {
+            let keys: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+            let many = format!("{{{}}}", keys.join(","));
+            assert_eq!(check_paths_agree(&many), direct_takes, "{n} keys");
+            let mut t = Transcoder::default();
+            t.record(&many).unwrap();
+            assert_eq!(t.layout.members.len(), n);
+            for repeat in ["k0", "k17", &format!("k{}", n - 1)] {
+                let text = format!("{{{},\"{repeat}\":0}}", keys.join(","));
+                assert_eq!(refused(&text), [repeat], "{n} keys");
+            }
+        }
         // One key in an object and its parent, in siblings, and again after a nested
         // object closes: distinct members.
         for text in [

@@ -16,7 +16,10 @@
 //!   `{small, large}` (the front image), a set's `logo` and `symbol` become `images`, and a
 //!   card's `variants` with raw Near Mint prices become `tcgplayer` (USD: `prices` per
 //!   variant name, with `low`, `mid`, `high`, `market`) and `cardmarket` (EUR: `prices`
-//!   with `lowPrice`, `averageSellPrice` and `trendPrice`, the last two the market price).
+//!   with `lowPrice`, `averageSellPrice` and `trendPrice`, the last two the market price);
+//! - no key twice: a card's own `set` gives way to its set's object, its own `tcgplayer`
+//!   and `cardmarket` are kept rather than made, and a set's own `ptcgoCode` is kept rather
+//!   than its `code`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Weak};
@@ -80,10 +83,7 @@ impl V2View {
             page_size: u32::MAX,
             ..SearchRequest::default()
         };
-        let mut transcoder = Transcoder {
-            rename: Some(camel_case),
-            ..Transcoder::default()
-        };
+        let mut transcoder = Transcoder::renaming(camel_case);
 
         let mut sets = vec![None; catalog.expansions().len()];
         let mut set_of: HashMap<String, u32> = HashMap::new();
@@ -233,10 +233,17 @@ fn v2_set(t: &mut Transcoder, doc: &str) -> Option<String> {
     json.push('{');
     let mut images = Map::new();
     let mut has_images = false;
+    // A set of its own `ptcgo_code` keeps it, rather than its `code` under that name.
+    let has_ptcgo_code = t
+        .layout
+        .members
+        .iter()
+        .any(|m| parts(&t.out, m).0 == "ptcgoCode");
     for m in &t.layout.members {
         let (key, value) = parts(&t.out, m);
         match key {
             k if ADDED_TO_SETS.contains(&k) => {}
+            "code" if has_ptcgo_code => {}
             "code" => member(&mut json, "ptcgoCode", value),
             "logo" | "symbol" if m.kind == Kind::String => {
                 images.insert(key.to_string(), serde_json::from_str(value).ok()?);
@@ -275,6 +282,9 @@ fn v2_card<'s>(
     }
     let mut set = None;
     let mut variants = None;
+    // What the card has of its own among what v2 cards get from elsewhere: its own
+    // `tcgplayer` and `cardmarket` are kept rather than made from its variants.
+    let (mut has_tcgplayer, mut has_cardmarket) = (false, false);
     for m in &t.layout.members {
         match parts(&t.out, m) {
             ("expansionId", value) => {
@@ -283,6 +293,8 @@ fn v2_card<'s>(
                     .and_then(|id| set_json(&id));
             }
             ("variants", value) => variants = serde_json::from_str::<Value>(value).ok(),
+            ("tcgplayer", _) => has_tcgplayer = true,
+            ("cardmarket", _) => has_cardmarket = true,
             _ => {}
         }
     }
@@ -297,6 +309,8 @@ fn v2_card<'s>(
         }
         match key {
             k if ADDED_TO_CARDS.contains(&k) => {}
+            // Its set's v2 object takes the place of a `set` of its own.
+            "set" if set.is_some() => {}
             "images" if m.kind == Kind::Array => {
                 if let Some(images) = front_image(value) {
                     member(&mut json, key, &images.to_string());
@@ -310,10 +324,10 @@ fn v2_card<'s>(
     }
     if let Some(variants) = variants {
         let (tcgplayer, cardmarket) = market_prices(&variants, updated);
-        if let Some(tcgplayer) = tcgplayer {
+        if let Some(tcgplayer) = tcgplayer.filter(|_| !has_tcgplayer) {
             member(&mut json, "tcgplayer", &tcgplayer.to_string());
         }
-        if let Some(cardmarket) = cardmarket {
+        if let Some(cardmarket) = cardmarket.filter(|_| !has_cardmarket) {
             member(&mut json, "cardmarket", &cardmarket.to_string());
         }
     }
@@ -392,6 +406,47 @@ fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Valu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A card's own `set`, `tcgplayer` and `cardmarket`, and a set's own `ptcgo_code`
+    /// beside its `code`, come out once each: a v2 record never has a key twice.
+    #[test]
+    fn a_v2_record_has_each_key_once() {
+        let dir = crate::server::testing::scratch("v2-view", "own-members");
+        let write = |path: &str, text: &str| {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "pokemon/expansions/sets.json",
+            r#"[{"id":"x","name":"X","code":"XC","ptcgo_code":"XP"},{"id":"y","name":"Y","code":"YC"}]"#,
+        );
+        write(
+            "pokemon/cards/x.json",
+            r#"[{"id":"x-1","expansion_id":"x","name":"N","set":"mine","number":"1","tcgplayer":{"url":"u"},
+                 "variants":[{"name":"normal","prices":[
+                     {"type":"raw","condition":"NM","currency":"USD","market":1.5},
+                     {"type":"raw","condition":"NM","currency":"EUR","market":1.25}]}]}]"#,
+        );
+        let engine = Arc::new(Engine::open(&dir).unwrap());
+        let catalog = engine.catalog("pokemon").unwrap();
+        let view = V2View::build(&engine, catalog);
+        let card = view.with_card(0, str::to_string).unwrap();
+        let mut t = Transcoder::default();
+        t.record(&card).unwrap_or_else(|e| panic!("{e}: {card}"));
+        let card: Value = serde_json::from_str(&card).unwrap();
+        assert_eq!(card["set"]["id"], "x", "{card}");
+        assert_eq!(card["set"]["ptcgoCode"], "XP", "{card}");
+        assert_eq!(card["tcgplayer"], json!({"url": "u"}), "{card}");
+        assert_eq!(card["cardmarket"]["prices"]["trendPrice"], 1.25, "{card}");
+        for (id, code) in [(0, "XP"), (1, "YC")] {
+            let set = view.with_set(id, str::to_string).unwrap();
+            t.record(&set).unwrap_or_else(|e| panic!("{e}: {set}"));
+            let set: Value = serde_json::from_str(&set).unwrap();
+            assert_eq!(set["ptcgoCode"], code, "{set}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// A view of a compressed engine serves every card and set as the plain engine's view
     /// does, and holds them in less memory.
