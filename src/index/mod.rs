@@ -3,7 +3,7 @@
 //! folded keyword value or text word, each number, and any value at all.
 //!
 //! - **Keyword fields** ([`FieldKind::Keyword`]: `printings`, `rarity`, `rarity_code`,
-//!   `expansion_id`, `language_code`, ... see [`field_kind`]) map each whole folded value
+//!   `expansion_id`, `language_code`, ... see [`crate::naming::field_kind`]) map each whole folded value
 //!   to its records.
 //! - **Text fields** map each folded word to its records, and each pair of consecutive
 //!   words of a short value (at most six words: names, attack names) to its records, so a

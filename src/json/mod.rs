@@ -1,6 +1,6 @@
 //! JSON as cardex needs it: a one-pass transcoder from snapshot records to compact JSON
 //! ([`transcode`], noting where the parts the load rules need are), the compact writer and
-//! the marks of the members a request may leave out ([`write`]), and a walker over that
+//! the marks of the members a request may leave out ([`write`](mod@write)), and a walker over that
 //! compact output ([`walk`]) used to index records and to read single fields back.
 //!
 //! Records are read once (by hand, or by serde_json where the hand-written reader gives

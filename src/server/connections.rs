@@ -22,7 +22,7 @@ pub struct Drained {
 /// Accepts connections on `listener` and serves `app` on each with hyper's HTTP/1 (with
 /// [`ServeConfig::header_read_timeout`]) until `shutdown` completes; then stops accepting,
 /// lets every request in flight finish (idle keep-alive connections are closed at once)
-/// for at most [`ServeConfig::shutdown_grace`], and returns. [`run`](super::run) passes SIGINT/SIGTERM
+/// for at most [`ServeConfig::shutdown_grace`], and returns. [`run`](super::run()) passes SIGINT/SIGTERM
 /// as `shutdown`; the throughput bench serves through this too.
 pub async fn serve_connections(
     listener: tokio::net::TcpListener,

@@ -3,7 +3,7 @@
 //!
 //! A thin frontend over the engine, in layers. Per request, in order:
 //!
-//! 1. the [`router`] picks an endpoint, or `404 not_found`; a method other than GET (or
+//! 1. the [`router()`] picks an endpoint, or `404 not_found`; a method other than GET (or
 //!    HEAD) is `405 method_not_allowed`; an over-long URI is `414`, over-large headers
 //!    `431`; a request that takes too long `503 timeout`;
 //! 2. with accounts, the metering layer: `X-Api-Key` and `X-Team-ID` must belong together
@@ -18,7 +18,7 @@
 //! 5. one `tracing` event per request, in a span per request; keys never
 //!    appear in logs.
 //!
-//! [`run`] starts it all from a [`ServeConfig`]: the snapshot, the [`state`] (SQLite or
+//! [`run()`] starts it all from a [`ServeConfig`]: the snapshot, the [`state`] (SQLite or
 //! PostgreSQL: accounts, credits, usage figures, the webhook outbox), the webhooks
 //! ([`webhooks`]: subscriptions and the dispatcher) and reloads. SERVER.md
 //! documents the accounts file, the credit table, the usage figures and every decision

@@ -492,7 +492,7 @@ impl SqliteState {
         Ok(Self::meta(&db, "salt").map_err(&fail)?.unwrap_or_default())
     }
 
-    /// The marks saved with [`SqliteState::save_marks`], if any.
+    /// The marks saved with [`SqliteState::publish`], if any.
     pub(crate) fn saved_marks(&self) -> Result<Option<SavedMarks>, StateError> {
         let db = self.connection();
         let fail = self.fail("read the saved marks");
