@@ -83,6 +83,14 @@ fn unknown_and_repeated_parameters_are_errors() {
     assert!(matches!(p.kind(), ParameterErrorKind::Unknown { .. }));
     #[cfg(feature = "server")]
     assert_eq!(error_body(&err)["error"]["details"]["allowed"][0], "q");
+    // Names are the snake_case ones or their camelCase spellings, nothing in between.
+    for name in ["PAGE", "Page_Size", "pagesize", "Q", "order-by", "OrderBy"] {
+        let err = SearchRequest::from_params([(name, "1")]).unwrap_err();
+        assert!(
+            matches!(&err, Error::Parameter(p) if p.name() == name && matches!(p.kind(), ParameterErrorKind::Unknown { .. })),
+            "{name}: {err}"
+        );
+    }
     let err = SearchRequest::from_params([("page", "1"), ("page", "2")]).unwrap_err();
     assert!(
         matches!(&err, Error::Parameter(p) if p.name() == "page" && *p.kind() == ParameterErrorKind::Repeated)

@@ -73,6 +73,25 @@ async fn every_endpoint_and_parameter_without_accounts() {
     )
     .await;
     let (_, _, ja) = get(&c, &url("/pokemon/v1/ja/cards?select=language_code"), None).await;
+    // A language on a catalog without languages is a 404; a page past the end is an empty
+    // page with the true total.
+    let (s, _, e) = get(&c, &url("/onepiece/v1/en/cards"), None).await;
+    assert_eq!((s, error_code(&e)), (StatusCode::NOT_FOUND, "not_found"));
+    let (s, _, past) = get(
+        &c,
+        &url("/pokemon/v1/cards?page=100000&page_size=100"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        (
+            past["data"].as_array().map(Vec::len),
+            past["count"].as_u64(),
+            past["total_count"].as_u64()
+        ),
+        (Some(0), Some(0), Some(all))
+    );
     assert_eq!(
         en["total_count"].as_u64().unwrap() + ja["total_count"].as_u64().unwrap(),
         all
@@ -176,6 +195,38 @@ async fn every_endpoint_and_parameter_without_accounts() {
     );
     assert!(e["error"]["details"]["position"].is_u64() && e["error"]["details"]["column"].is_u64());
     let (s, _, e) = get(&c, &url("/pokemon/v1/cards?colour=red"), None).await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::BAD_REQUEST, "unknown_parameter")
+    );
+    // The parameters allowed are the ones served, `casing` included.
+    assert_eq!(
+        e["error"]["details"]["allowed"],
+        serde_json::json!([
+            "q",
+            "page",
+            "page_size",
+            "order_by",
+            "select",
+            "include",
+            "casing"
+        ])
+    );
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("`include`, `casing`"),
+        "{e}"
+    );
+    let (s, _, e) = get(&c, &url("/onepiece/v1/cards/OP01-001?colour=red"), None).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        e["error"]["details"]["allowed"],
+        serde_json::json!(["select", "include", "casing"])
+    );
+    // Names are snake_case or camelCase, exactly.
+    let (s, _, e) = get(&c, &url("/pokemon/v1/cards?PAGE=2"), None).await;
     assert_eq!(
         (s, error_code(&e)),
         (StatusCode::BAD_REQUEST, "unknown_parameter")
@@ -435,6 +486,13 @@ async fn credentials_are_checked_and_never_logged() {
         ),
         "{log}"
     );
+    // A HEAD is charged as its GET (contract §4).
+    assert!(
+        log.contains(
+            "method=HEAD path=/pokemon/v1/cards endpoint=cards status=200 team=acme credits=1 ms="
+        ),
+        "{log}"
+    );
     for key in [&acme, &globex] {
         assert!(!log.contains(&key[4..]), "a key reached the log");
     }
@@ -511,6 +569,14 @@ async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
                 limited += 1;
                 assert!(retry.is_some_and(|r| (1..=1).contains(&r)), "{retry:?}");
                 assert_eq!(error_code(&body), "rate_limited");
+                // The body says the limit, its window and the header's wait.
+                let details = &body["error"]["details"];
+                assert_eq!(
+                    (&details["limit"], &details["window_seconds"]),
+                    (&serde_json::json!(100), &serde_json::json!(1.0)),
+                    "{body}"
+                );
+                assert_eq!(details["retry_after"].as_u64(), retry, "{body}");
             }
             other => panic!("unexpected {other}"),
         }

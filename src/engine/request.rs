@@ -190,14 +190,13 @@ impl<'a> ItemRequest<'a> {
     }
 }
 
-/// The snake_case name of a parameter (camelCase spellings accepted), if it is one of
-/// `allowed`.
+/// The snake_case name of a parameter, if `name` is one of `allowed` or its camelCase
+/// spelling (`pageSize`); any other spelling (`PAGE`, `Page_Size`) is unknown.
 fn canonical_name(name: &str, allowed: &'static [&'static str]) -> Result<&'static str> {
-    let snake = crate::naming::snake_case(name);
     allowed
         .iter()
         .copied()
-        .find(|&a| a == snake)
+        .find(|&a| a == name || crate::naming::camel_case(a) == name)
         .ok_or_else(|| {
             ParameterError::new(name, "", ParameterErrorKind::Unknown { allowed }).into()
         })

@@ -85,13 +85,48 @@ fn catalog_answer(
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
             let camel = take_casing(&mut pairs)?;
-            let body = answer(catalog, &params, &pairs)?;
+            let body = answer(catalog, &params, &pairs).map_err(casing_allowed)?;
             Ok(if camel { camel_keys(body) } else { body })
         });
     match answered {
         Ok(body) => json_response(StatusCode::OK, body),
         Err(e) => engine_error(&e),
     }
+}
+
+/// The parameters of a list endpoint, and of a single record's, as served: the engine's
+/// and `casing`.
+const SERVED_LIST_PARAMETERS: &[&str] = &[
+    "q",
+    "page",
+    "page_size",
+    "order_by",
+    "select",
+    "include",
+    "casing",
+];
+const SERVED_ITEM_PARAMETERS: &[&str] = &["select", "include", "casing"];
+
+/// An unknown parameter's error, listing `casing` among the parameters allowed (the
+/// engine knows its own).
+fn casing_allowed(e: Error) -> Error {
+    let Error::Parameter(p) = &e else { return e };
+    let crate::ParameterErrorKind::Unknown { allowed } = p.kind() else {
+        return e;
+    };
+    let served = if *allowed == crate::LIST_PARAMETERS {
+        SERVED_LIST_PARAMETERS
+    } else if *allowed == crate::ITEM_PARAMETERS {
+        SERVED_ITEM_PARAMETERS
+    } else {
+        return e;
+    };
+    ParameterError::new(
+        p.name(),
+        p.value(),
+        crate::ParameterErrorKind::Unknown { allowed: served },
+    )
+    .into()
 }
 
 /// Takes `casing` (Scrydex's parameter) out of `pairs`: whether the answer's keys are to
@@ -240,6 +275,17 @@ fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The served parameter lists are the engine's and `casing`.
+    #[test]
+    fn served_parameters_are_the_engines_and_casing() {
+        for (served, engine) in [
+            (SERVED_LIST_PARAMETERS, crate::LIST_PARAMETERS),
+            (SERVED_ITEM_PARAMETERS, crate::ITEM_PARAMETERS),
+        ] {
+            assert_eq!(served.split_last(), Some((&"casing", engine)));
+        }
+    }
 
     #[test]
     fn paths_are_checked_for_utf8_once_decoded() {
