@@ -82,6 +82,19 @@ fn malformed_queries_have_their_own_kinds_and_places() {
         parse_kind(&deep),
         (ParseErrorKind::DepthLimitExceeded { max: 32 }, 32, 33)
     ));
+    // A group of values and a nested query are parentheses too: 32 levels and no more.
+    for inner in ["rarity:(a OR b)", "variants:(name:a)"] {
+        let at = |n: usize| format!("{}{inner}{}", "(".repeat(n), ")".repeat(n));
+        assert!(cardex::query::parse(&at(31)).is_ok(), "{inner}");
+        let at_32 = at(32);
+        let (kind, start, end) = parse_kind(&at_32);
+        assert!(
+            matches!(kind, ParseErrorKind::DepthLimitExceeded { max: 32 }),
+            "{inner}: {kind:?}"
+        );
+        let opening = 32 + inner.find('(').unwrap();
+        assert_eq!((start, end), (opening, opening + 1), "{inner}");
+    }
     let many = vec!["nami"; 130].join(" OR ");
     assert!(matches!(
         parse_kind(&many).0,

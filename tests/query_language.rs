@@ -431,3 +431,48 @@ fn dates_compare_in_ranges_and_comparisons() {
         );
     }
 }
+
+/// Folding is full case folding: `ß` meets `ss` and the final sigma meets `σ`, in the
+/// index and in the query alike.
+#[test]
+fn case_folding_meets_sharp_s_and_final_sigma() {
+    let dir = support::TempDir::new("case-folding");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);
+    dir.write(
+        "c/cards/a.json",
+        r#"[{"id":"a","expansion_id":"e1","name":"Weißer Ritter"},
+            {"id":"b","expansion_id":"e1","name":"WEISSE ROSE"},
+            {"id":"c","expansion_id":"e1","name":"ΣΟΦΟΣ"}]"#,
+    );
+    let engine = cardex::Engine::open(dir.path()).unwrap();
+    let catalog = engine.catalog("c").unwrap();
+    let found = |q: &str| -> Vec<String> {
+        let hits = catalog.hits(&SearchRequest::new(q)).unwrap();
+        hits.record_ids
+            .iter()
+            .map(|&r| catalog.cards().record_id(r).into_owned())
+            .collect()
+    };
+    assert_eq!(found("name:WEISSER"), ["a"]);
+    assert_eq!(found("name:weiße"), ["b"]);
+    assert_eq!(found("name:weiss*"), ["a", "b"]);
+    assert_eq!(found("name:σοφος"), ["c"]);
+    assert_eq!(found("!name:\"weisser ritter\""), ["a"]);
+}
+
+/// A field name may be spelt in any case that reads as its snake_case name (the query is
+/// typed by a person); the answer is the same.
+#[test]
+fn field_names_in_any_case() {
+    let expected = ids("onepiece", "rarity_code:SR");
+    assert!(!expected.is_empty());
+    for q in [
+        "rarityCode:SR",
+        "Rarity_code:SR",
+        "RARITY_CODE:SR",
+        "RarityCode:SR",
+    ] {
+        assert_eq!(ids("onepiece", q), expected, "{q}");
+    }
+    assert_eq!(ids("onepiece", "NAME:luffy"), ids("onepiece", "name:luffy"));
+}

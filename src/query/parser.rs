@@ -638,7 +638,15 @@ impl QueryParser {
     }
 
     /// `"(" value ( ["AND" | "OR"] value )* ")"` after `field:`; AND binds tighter than OR.
+    /// Its parentheses count toward [`MAX_DEPTH`] as any others do.
     fn group<'a>(&mut self, input: &'a str, field: &str) -> PResult<'a, Test<'a>> {
+        if self.depth >= MAX_DEPTH {
+            return fail(
+                input,
+                1,
+                ParseErrorKind::DepthLimitExceeded { max: MAX_DEPTH },
+            );
+        }
         let mut rest = ws(&input[1..]);
         if rest.starts_with(')') {
             let len = self.offset(rest) + 1 - self.offset(input);

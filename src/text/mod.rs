@@ -5,8 +5,9 @@
 //! indexed and queried under exactly the same rules:
 //!
 //! 1. Unicode NFKC (full-width Latin becomes ASCII, half-width katakana becomes full width);
-//! 2. lower case (Unicode lowercase mapping), typographic quotes made plain (`’` → `'`,
-//!    `“` → `"`);
+//! 2. case folded: Unicode's lowercase mapping, then the full case folding's own letters
+//!    (`ß` → `ss`, final `ς` → `σ`, so `Straße` meets `STRASSE` and `ΣΟΦΟΣ` meets `σοφος`),
+//!    typographic quotes made plain (`’` → `'`, `“` → `"`);
 //! 3. accents removed: NFD, combining marks dropped except the kana voicing marks
 //!    U+3099 and U+309A, then NFC (so `é` → `e`, but `ド` stays `ド`).
 //!
@@ -103,6 +104,7 @@ fn fold_stretch(s: &str, out: &mut String) {
     let lowered: String = s
         .nfkc()
         .flat_map(char::to_lowercase)
+        .flat_map(fold_case)
         .map(plain_quote)
         .collect();
     out.extend(
@@ -111,6 +113,18 @@ fn fold_stretch(s: &str, out: &mut String) {
             .filter(|&c| !is_combining_mark(c) || KANA_VOICING.contains(&c))
             .nfc(),
     );
+}
+
+/// What Unicode's full case folding makes of a lower-case letter where it differs from the
+/// letter itself (after NFKC, which already maps the Greek symbol forms and the long `ſ`):
+/// `ß` is `ss`, and the final sigma `ς` is `σ`.
+fn fold_case(c: char) -> impl Iterator<Item = char> {
+    let (first, second) = match c {
+        'ß' => ('s', Some('s')),
+        'ς' => ('σ', None),
+        other => (other, None),
+    };
+    std::iter::once(first).chain(second)
 }
 
 /// Maps typographic quotes and apostrophes to their ASCII forms.
@@ -481,6 +495,18 @@ mod tests {
         assert_eq!(fold("ト\u{3099}"), "ド");
         assert_eq!(fold("ﾘｻﾞｰﾄﾞﾝ"), "リザードン");
         assert_eq!(fold("Ångström"), "angstrom");
+        // Full case folding: ß (and capital ẞ) is ss, the final sigma is σ, the Greek
+        // symbol forms and the long s are their letters.
+        for (a, b) in [
+            ("Straße", "STRASSE"),
+            ("STRAẞE", "strasse"),
+            ("ΣΟΦΟΣ", "σοφος"),
+            ("ϐϑϕ", "βθφ"),
+            ("ſpiel", "SPIEL"),
+        ] {
+            assert_eq!(fold(a), fold(b), "{a} {b}");
+        }
+        assert_eq!(fold("Weißer Ritter"), "weisser ritter");
         assert!(matches!(fold("already folded"), Cow::Borrowed(_)));
     }
 
