@@ -26,6 +26,17 @@ fn parse_kind(q: &str) -> (ParseErrorKind, usize, usize) {
 #[test]
 fn malformed_queries_have_their_own_kinds_and_places() {
     assert_eq!(parse_kind("name:\"nami").0, ParseErrorKind::UnclosedQuote);
+    // `!` and `^` go before values, not comparisons (`!power>=5000` was read as a bare
+    // value searched in `name`); quoted, the text is a value again.
+    for (q, prefix, at) in [("!power>=5000", "!", 0), ("nami ^cost<3", "^", 5)] {
+        assert_eq!(
+            parse_kind(q),
+            (ParseErrorKind::PrefixedComparison { prefix }, at, at + 1),
+            "{q}"
+        );
+    }
+    assert!(cardex::query::parse("!name:\"power>=5000\"").is_ok());
+    assert!(cardex::query::parse("-power>=5000").is_ok());
     assert_eq!(parse_kind("name:\"nami").1, 5);
     assert!(matches!(
         parse_kind("nami AND"),

@@ -120,6 +120,12 @@ pub enum ParseErrorKind {
         /// `!` or `^`.
         prefix: &'static str,
     },
+    /// `!` or `^` before a comparison (`!hp>=100`): they apply to values, and a comparison
+    /// compares numbers.
+    PrefixedComparison {
+        /// `!` or `^`.
+        prefix: &'static str,
+    },
     /// `-`, `!` or `^` before a quoted value inside a group of values (`rarity:(!"SR")`):
     /// they apply to the whole term.
     PrefixedGroupValue {
@@ -191,6 +197,12 @@ impl fmt::Display for ParseErrorKind {
                 f,
                 "`{prefix}` applies to values, not to a nested query; write it inside the \
                  parentheses, before a term: `attacks:({prefix}name:x)`"
+            ),
+            PrefixedComparison { prefix } => write!(
+                f,
+                "`{prefix}` applies to values, not to a comparison, which compares numbers as \
+                 they are; drop it (`hp>=100`), or quote the value to search the text \
+                 (`{prefix}name:\"hp>=100\"`)"
             ),
             PrefixedGroupValue { prefix, field } => write!(
                 f,

@@ -67,6 +67,7 @@
 //! | `ExpectedSeparator` | `name:"a"b` |
 //! | `NestedGroup` | `types:((a))` |
 //! | `PrefixedNested` | `!attacks:(name:x)` |
+//! | `PrefixedComparison` | `!hp>=100` |
 //! | `PrefixedGroupValue` | `rarity:(!"SR" OR SEC)` |
 //!
 //! ```

@@ -459,17 +459,19 @@ impl QueryParser {
                 return Ok((end, Expr::Term(term)));
             }
             if let Some((op, number_start)) = comparison(after_field) {
-                if mode == Mode::Match {
-                    let (end, n) = self.compare_number(number_start, name, op)?;
-                    let span = self.span(input, end);
-                    let term = Term {
-                        field: Some(field),
-                        mode,
-                        test: Test::Compare(op, n),
-                        span,
-                    };
-                    return Ok((end, Expr::Term(term)));
+                if mode != Mode::Match {
+                    let prefix = mode.prefix();
+                    return fail(input, 1, ParseErrorKind::PrefixedComparison { prefix });
                 }
+                let (end, n) = self.compare_number(number_start, name, op)?;
+                let span = self.span(input, end);
+                let term = Term {
+                    field: Some(field),
+                    mode,
+                    test: Test::Compare(op, n),
+                    span,
+                };
+                return Ok((end, Expr::Term(term)));
             }
         }
         // A bare value: the field is `name`.
