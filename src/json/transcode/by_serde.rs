@@ -1,7 +1,7 @@
 //! The transcoder's reference path: serde_json reads the record and drives a visitor that
 //! writes each token as it is read. It handles every JSON text (and renaming keys) but one
 //! whose object has a key twice, and its errors are serde_json's, with their line and
-//! column (a repeated key's path is also left in [`Transcoder::repeated_key`]);
+//! column (a repeated key's path is then given by [`Transcoder::take_repeated_key`]);
 //! [`super::direct`] must write the same bytes and layout wherever it does not give up.
 
 use std::fmt;
