@@ -184,6 +184,34 @@ fn generate_card(rng: &mut Rng, i: usize, currencies: &[&str]) -> Json {
     if rng.chance(50) {
         c.insert("is_promo".into(), json!(rng.chance(50)));
     }
+    // A field of dates (in either form, maybe with a time, or not a date at all), where a
+    // bare year stands for its span; and a field mixing dates with whole numbers, where it
+    // is the number.
+    let date = |rng: &mut Rng| {
+        let separator = if rng.chance(50) { '/' } else { '-' };
+        let (y, m, d) = (2018 + rng.below(5), 1 + rng.below(12), 1 + rng.below(31));
+        format!("{y}{separator}{m:02}{separator}{d:02}")
+    };
+    match rng.below(6) {
+        0 => {}
+        1 => {
+            c.insert("released".into(), json!("TBA"));
+        }
+        2 => {
+            c.insert("released".into(), json!(format!("{} 10:00:00", date(rng))));
+        }
+        _ => {
+            c.insert("released".into(), json!(date(rng)));
+        }
+    }
+    if rng.chance(50) {
+        let printed = if rng.chance(50) {
+            date(rng)
+        } else {
+            (2018 + rng.below(5)).to_string()
+        };
+        c.insert("printed".into(), json!(printed));
+    }
     Json::Object(c)
 }
 
@@ -449,9 +477,34 @@ fn term() -> impl Strategy<Value = String> {
         prop::bool::ANY,
     )
         .prop_map(|(f, g, bang)| format!("{}{f}:{g}", if bang { "!" } else { "" }));
+    let dates = (
+        prop::sample::select(vec!["released", "printed"]),
+        prop::sample::select(vec![
+            ">=Y",
+            ">Y",
+            "<=Y",
+            "<Y",
+            ":Y",
+            ":[Y TO Z]",
+            ":{Y TO Z}",
+            ":{Y TO *]",
+            ":[2020/03/01 TO Y]",
+            ">=Y-06-15",
+            ":\"Y\"",
+        ]),
+        2017u32..2024,
+        0u32..3,
+    )
+        .prop_map(|(f, form, y, more)| {
+            let value = form
+                .replace('Y', &y.to_string())
+                .replace('Z', &(y + more).to_string());
+            format!("{f}{value}")
+        });
     prop_oneof![
         5 => name, 5 => bare, 5 => exact_name, 5 => keyword, 5 => text, 5 => range,
-        5 => compare, 5 => number_eq, 5 => bools, 5 => group, 5 => literal, 8 => nested()
+        5 => compare, 5 => number_eq, 5 => bools, 5 => group, 5 => literal, 8 => nested(),
+        5 => dates
     ]
 }
 

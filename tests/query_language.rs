@@ -432,6 +432,62 @@ fn dates_compare_in_ranges_and_comparisons() {
     }
 }
 
+/// On a field of dates a bare year stands for its span of dates, the way search engines
+/// round partial dates; on a field holding other numbers too it stays the number.
+#[test]
+fn a_bare_year_on_a_field_of_dates_is_that_year() {
+    let expansions = |q: &str| -> Vec<String> {
+        let pokemon = support::catalog("pokemon");
+        let hits = pokemon
+            .expansion_hits(&SearchRequest::new(q).page_size(1000))
+            .unwrap();
+        hits.record_ids
+            .iter()
+            .map(|&r| pokemon.expansions().record_id(r).into_owned())
+            .collect()
+    };
+    // emc 2023/05/19, ltc 2024/03/22, bfl_ja 2024/07/12, ddw 2025/01/31.
+    assert_eq!(expansions("release_date>=2024"), ["ltc", "bfl_ja", "ddw"]);
+    assert_eq!(expansions("release_date>2024"), ["ddw"]);
+    assert_eq!(expansions("release_date<=2024"), ["emc", "ltc", "bfl_ja"]);
+    assert_eq!(expansions("release_date<2024"), ["emc"]);
+    // A term is the text rule: the word 2024 is in the dates of 2024.
+    assert_eq!(expansions("release_date:2024"), ["ltc", "bfl_ja"]);
+    assert_eq!(
+        expansions("release_date:[2023 TO 2024]"),
+        ["emc", "ltc", "bfl_ja"]
+    );
+    assert_eq!(expansions("release_date:{2023 TO 2025}"), ["ltc", "bfl_ja"]);
+    assert_eq!(expansions("release_date:[2024 TO 2024/06/30]"), ["ltc"]);
+
+    let dir = support::TempDir::new("bare-years");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);
+    dir.write(
+        "c/cards/a.json",
+        r#"[{"id":"a","expansion_id":"e1","released":"2020-05-01T10:00:00Z","mixed":"2020/05/01","stamp":"20200501"},
+            {"id":"b","expansion_id":"e1","released":"2021/01/01","mixed":"7","stamp":"20210101"},
+            {"id":"c","expansion_id":"e1","released":"TBA","mixed":"2019","stamp":"2019"}]"#,
+    );
+    let engine = cardex::Engine::open(dir.path()).unwrap();
+    let catalog = engine.catalog("c").unwrap();
+    let found = |q: &str| -> Vec<String> {
+        let hits = catalog.hits(&SearchRequest::new(q)).unwrap();
+        hits.record_ids
+            .iter()
+            .map(|&r| catalog.cards().record_id(r).into_owned())
+            .collect()
+    };
+    // A field of dates: text that is no number ("TBA") leaves it one.
+    assert_eq!(found("released>2020"), ["b"]);
+    assert_eq!(found("released:2020"), ["a"]);
+    assert_eq!(found("released:[2019 TO 2020]"), ["a"]);
+    // Whole numbers beside the dates: 2020 is the number, below every date.
+    assert_eq!(found("mixed>=2019"), ["a", "c"]);
+    assert_eq!(found("mixed<2020"), ["b", "c"]);
+    assert_eq!(found("mixed:2019"), ["c"]);
+    assert_eq!(found("stamp>2019"), ["a", "b"]);
+}
+
 /// Folding is full case folding: `ß` meets `ss` and the final sigma meets `σ`, in the
 /// index and in the query alike.
 #[test]

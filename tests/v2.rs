@@ -272,6 +272,32 @@ async fn v2_queries_paging_order_and_errors() {
             .unwrap()
             >= "2020/01/01"))
     );
+    // A bare year is that year, on cards (through their set) and on sets.
+    let (s, body) = get(
+        &client,
+        &url("/v2/cards?q=set.releaseDate>=2020&pageSize=1"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|set, _| data.sets[set]["releaseDate"]
+            .as_str()
+            .unwrap()
+            >= "2020/01/01"))
+    );
+    let (_, body) = get(
+        &client,
+        &url("/v2/sets?q=releaseDate:%5B2019%20TO%202020%5D&pageSize=250"),
+    )
+    .await;
+    let in_years =
+        |s: &&Value| ("2019/01/01"..="2020/12/31").contains(&s["releaseDate"].as_str().unwrap());
+    assert_eq!(
+        body["totalCount"],
+        json!(data.sets.values().filter(in_years).count())
+    );
+    assert!(body["totalCount"].as_u64().unwrap() > 0);
     let (_, body) = get(
         &client,
         &url("/v2/sets?q=releaseDate:%5B*%20TO%201999/12/31%5D&pageSize=250"),

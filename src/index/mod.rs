@@ -123,6 +123,13 @@ impl Field {
         !self.numbers.is_empty() || !self.numeric_strings.is_empty()
     }
 
+    /// Whether this is a field of dates: it holds no JSON number, and every string here
+    /// that compares as a number is a date (`"2020/05/01"`). On such a field a bare year in
+    /// `q` stands for that year's dates.
+    pub fn holds_dates(&self) -> bool {
+        self.numbers.is_empty() && self.numeric_strings.all_dates()
+    }
+
     /// Bytes held on the heap, for memory reports.
     pub fn heap_bytes(&self) -> usize {
         self.path.len()

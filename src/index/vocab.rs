@@ -466,6 +466,8 @@ impl Vocab {
 pub struct NumVocab {
     values: Vec<f64>,
     postings: Store,
+    /// Every number is a date's ([`crate::text::is_date_number`]), and there is one.
+    dates: bool,
 }
 
 /// A number as a hashable key (`-0` and `0` are the same number).
@@ -489,6 +491,7 @@ impl NumVocabBuilder {
             vocab: NumVocab {
                 values: Vec::with_capacity(n),
                 postings: Store::with_capacity(n),
+                dates: false,
             },
         }
     }
@@ -502,6 +505,9 @@ impl NumVocabBuilder {
     pub(crate) fn finish(mut self) -> NumVocab {
         self.vocab.values.shrink_to_fit();
         self.vocab.postings.shrink();
+        let values = &self.vocab.values;
+        self.vocab.dates =
+            !values.is_empty() && values.iter().all(|&x| crate::text::is_date_number(x));
         self.vocab
     }
 }
@@ -515,6 +521,12 @@ impl NumVocab {
     /// Whether the field holds no numbers.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
+    }
+
+    /// Whether every number here is a date's (`YYYYMMDD`, see
+    /// [`crate::text::is_date_number`]), and there is one.
+    pub fn all_dates(&self) -> bool {
+        self.dates
     }
 
     /// The records holding exactly `x`.

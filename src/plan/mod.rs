@@ -34,7 +34,7 @@ use crate::index::{Field, FieldId, FieldKind, Index, Postings};
 use crate::query::{Bound, Expr, Mode, Query, Span, Spanned, Term, Test, Value};
 use crate::schema::{FieldErrorKind, Schema};
 use crate::store::Collection;
-use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, Pattern};
+use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, year, Pattern};
 
 /// A query resolved against one collection, ready to execute.
 #[derive(Debug, Clone)]
@@ -721,6 +721,11 @@ impl<'c> Resolver<'c> {
             };
             return Err(self.error(kind, span));
         }
+        let (lower, upper) = if field.holds_dates() {
+            year_bounds(lower, upper)
+        } else {
+            (lower, upper)
+        };
         let (numbers, strings) = (field.numbers(), field.numeric_strings());
         let all: Vec<Postings<'c>> = numbers
             .range(lower, upper)
@@ -865,6 +870,25 @@ fn like<'c>(field: &'c Field, pattern: &Pattern) -> Vec<Postings<'c>> {
         .filter(|&i| pattern.matches(vocab.term(i)))
         .map(|i| vocab.postings(i))
         .collect()
+}
+
+/// Range bounds on a field of dates with each bare year (`2020`) read as that year's span,
+/// the way search engines round partial dates: `>=2020` from its first day, `>2020` after its
+/// last, `<=2020` up to its last, `<2020` before its first.
+fn year_bounds(lower: Bound, upper: Bound) -> (Bound, Bound) {
+    let first = |y: u32| f64::from(y * 10_000 + 101);
+    let last = |y: u32| f64::from(y * 10_000 + 1231);
+    let lower = match lower {
+        Bound::Inclusive(x) => year(x).map_or(lower, |y| Bound::Inclusive(first(y))),
+        Bound::Exclusive(x) => year(x).map_or(lower, |y| Bound::Exclusive(last(y))),
+        Bound::Unbounded => lower,
+    };
+    let upper = match upper {
+        Bound::Inclusive(x) => year(x).map_or(upper, |y| Bound::Inclusive(last(y))),
+        Bound::Exclusive(x) => year(x).map_or(upper, |y| Bound::Exclusive(first(y))),
+        Bound::Unbounded => upper,
+    };
+    (lower, upper)
 }
 
 /// A query value that is a number (`120`, `-5`, `2.5`), for matching JSON numbers.

@@ -29,7 +29,11 @@
 //! - Comparisons take no spaces (`hp>=100`) and mean ranges (`hp:[100 TO *]`).
 //! - A date stands for the number `YYYYMMDD`: string values written as dates compare as
 //!   those numbers, so `release_date>=2020/01/01` and `release_date:[2020-01-01 TO *]` find
-//!   the same records whichever form the data uses.
+//!   the same records whichever form the data uses. On a field of dates (every string
+//!   there that compares as a number is a date, and no JSON number is) a bare year bound
+//!   stands for that year, as search engines round partial dates: `>=2020` from
+//!   2020/01/01, `>2020` after 2020/12/31, `<=2020` up to 2020/12/31, `<2020` before
+//!   2020/01/01, `[2019 TO 2020]` the two years. Elsewhere `2020` is the number.
 //! - `!` before a bare value is exact on `name` (`!charizard`), like Scryfall.
 //! - `field:( ... )` is a group of values (`rarity:(SR OR SEC)`) unless the parentheses
 //!   hold a term with a field (`name:x`, `damage>=60`) anywhere: then it is a *nested

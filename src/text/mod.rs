@@ -369,6 +369,24 @@ pub fn date_number(s: &str) -> Option<f64> {
     Some(f64::from(year * 10_000 + month * 100 + day))
 }
 
+/// Whether `x` reads as a date `YYYYMMDD` of the years 1000 to 9999 (what
+/// [`date_number`] makes of a date, or an eight-digit whole number in the ISO 8601 basic
+/// form): a field whose string numbers all read so is a field of dates, where a bare year
+/// in a range or comparison stands for that year's span (`release_date>=2020`).
+pub fn is_date_number(x: f64) -> bool {
+    if x.fract() != 0.0 || !(10_000_101.0..=99_991_231.0).contains(&x) {
+        return false;
+    }
+    let n = x as u32;
+    (1..=12).contains(&(n / 100 % 100)) && (1..=31).contains(&(n % 100))
+}
+
+/// A bare year as a range bound in `q` (`2020`: an integer from 1000 to 9999), which on a
+/// field of dates ([`is_date_number`]) stands for the dates of that year.
+pub fn year(x: f64) -> Option<u32> {
+    (x.fract() == 0.0 && (1000.0..=9999.0).contains(&x)).then_some(x as u32)
+}
+
 /// The number a string value compares as in ranges and comparisons: a whole number
 /// ([`whole_number`]) or a date ([`date_number`]).
 pub fn numeric_string(s: &str) -> Option<f64> {
@@ -427,6 +445,22 @@ mod tests {
         assert_eq!(numeric_string("120"), Some(120.0));
         assert_eq!(numeric_string("2020/05/01"), Some(20_200_501.0));
         assert_eq!(numeric_string("May 2020"), None);
+        assert!(is_date_number(20_200_501.0));
+        assert!(is_date_number(10_000_101.0) && is_date_number(99_991_231.0));
+        for not in [
+            120.0,
+            2020.0,
+            20_201_301.0,
+            20_200_100.0,
+            20_200_132.0,
+            20_200_501.5,
+        ] {
+            assert!(!is_date_number(not), "{not}");
+        }
+        assert_eq!(year(2020.0), Some(2020));
+        for not in [999.0, 10_000.0, 2020.5, -2020.0, 20_200_501.0] {
+            assert_eq!(year(not), None, "{not}");
+        }
     }
 
     /// Characters that test the stretch boundaries: ASCII letters and spaces, combining

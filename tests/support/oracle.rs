@@ -21,6 +21,9 @@ pub struct Records {
     paths: std::collections::HashSet<String>,
     /// Every path that holds an array with an object in it in some record.
     object_arrays: std::collections::HashSet<String>,
+    /// The fields of dates: paths whose values that compare as numbers are all strings
+    /// written as dates of the years 1000 to 9999 (and there is one).
+    date_paths: std::collections::HashSet<String>,
 }
 
 /// Applies the translation fallback (docs/spec/card-data-service.md: a missing property takes `translation.en`'s) to a record.
@@ -129,6 +132,7 @@ fn scalar_paths(
     path: &str,
     out: &mut std::collections::HashSet<String>,
     arrays: &mut std::collections::HashSet<String>,
+    numbers: &mut std::collections::HashMap<String, (bool, bool)>,
 ) {
     match value {
         Json::Object(map) => {
@@ -138,7 +142,7 @@ fn scalar_paths(
                 } else {
                     format!("{path}.{k}")
                 };
-                scalar_paths(v, &p, out, arrays);
+                scalar_paths(v, &p, out, arrays, numbers);
             }
         }
         Json::Array(items) => {
@@ -146,12 +150,25 @@ fn scalar_paths(
                 if item.is_object() {
                     arrays.insert(path.to_string());
                 }
-                scalar_paths(item, path, out, arrays);
+                scalar_paths(item, path, out, arrays, numbers);
             }
         }
         Json::Null => {}
         _ => {
             out.insert(path.to_string());
+            // (a date here, a number that is not a date here)
+            let seen = match value {
+                Json::Number(_) => Some((false, true)),
+                Json::String(s) => whole_number(s)
+                    .or_else(|| date(s))
+                    .map(|x| (date_shaped(x), !date_shaped(x))),
+                _ => None,
+            };
+            if let Some((a_date, other)) = seen {
+                let entry = numbers.entry(path.to_string()).or_default();
+                entry.0 |= a_date;
+                entry.1 |= other;
+            }
         }
     }
 }
@@ -176,13 +193,20 @@ impl Records {
     pub fn new(records: Vec<Json>) -> Records {
         let mut paths = std::collections::HashSet::new();
         let mut object_arrays = std::collections::HashSet::new();
+        let mut numbers = std::collections::HashMap::new();
         for r in &records {
-            scalar_paths(r, "", &mut paths, &mut object_arrays);
+            scalar_paths(r, "", &mut paths, &mut object_arrays, &mut numbers);
         }
+        let date_paths = numbers
+            .into_iter()
+            .filter(|(_, (a_date, other))| *a_date && !*other)
+            .map(|(path, _)| path)
+            .collect();
         Records {
             records,
             paths,
             object_arrays,
+            date_paths,
         }
     }
 
@@ -258,16 +282,19 @@ impl Records {
         let vals = values(record, &rel);
         let path = format!("{prefix}{rel}");
         let kind = field_kind(&path);
+        let dates = self.date_paths.contains(&path);
         match &term.test {
             Test::Nested(_) => unreachable!("handled above"),
-            Test::Value(v) => value_matches(kind, &vals, v, term.mode),
+            Test::Value(v) => value_matches(kind, dates, &vals, v, term.mode),
             Test::Compare(op, n) => {
                 let (lo, hi) = op.to_range(n.value);
+                let (lo, hi) = if dates { years(lo, hi) } else { (lo, hi) };
                 numeric(&vals).any(|x| in_range(x, lo, hi))
             }
-            Test::Group(alternatives) => alternatives
-                .iter()
-                .any(|all| all.iter().all(|v| value_matches(kind, &vals, v, term.mode))),
+            Test::Group(alternatives) => alternatives.iter().any(|all| {
+                all.iter()
+                    .all(|v| value_matches(kind, dates, &vals, v, term.mode))
+            }),
         }
     }
 }
@@ -312,6 +339,38 @@ fn date(s: &str) -> Option<f64> {
     })
 }
 
+/// Whether a string's number reads as a date `YYYYMMDD` of the years 1000 to 9999.
+fn date_shaped(x: f64) -> bool {
+    if x.fract() != 0.0 || x < 0.0 {
+        return false;
+    }
+    let n = x as u64;
+    let (year, month, day) = (n / 10_000, n / 100 % 100, n % 100);
+    (1000..=9999).contains(&year) && (1..=12).contains(&month) && (1..=31).contains(&day)
+}
+
+/// A bound that is a bare year (an integer from 1000 to 9999).
+fn bare_year(x: f64) -> Option<u32> {
+    (x.fract() == 0.0 && (1000.0..=9999.0).contains(&x)).then_some(x as u32)
+}
+
+/// Bounds on a field of dates: a bare year stands for its span of dates (contract, "Query
+/// language"): `>=Y` from Y/01/01, `>Y` after Y/12/31, `<=Y` to Y/12/31, `<Y` before Y/01/01.
+fn years(lo: Bound, hi: Bound) -> (Bound, Bound) {
+    let day = |y: u32, md: u32| f64::from(y * 10_000 + md);
+    let lo = match lo {
+        Bound::Inclusive(x) => bare_year(x).map_or(lo, |y| Bound::Inclusive(day(y, 101))),
+        Bound::Exclusive(x) => bare_year(x).map_or(lo, |y| Bound::Exclusive(day(y, 1231))),
+        Bound::Unbounded => lo,
+    };
+    let hi = match hi {
+        Bound::Inclusive(x) => bare_year(x).map_or(hi, |y| Bound::Inclusive(day(y, 1231))),
+        Bound::Exclusive(x) => bare_year(x).map_or(hi, |y| Bound::Exclusive(day(y, 101))),
+        Bound::Unbounded => hi,
+    };
+    (lo, hi)
+}
+
 /// Strings that are whole numbers: an optional sign, then ASCII digits.
 fn whole_number(s: &str) -> Option<f64> {
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
@@ -349,15 +408,23 @@ fn query_number(raw: &str) -> Option<f64> {
     }
 }
 
-fn value_matches(kind: FieldKind, vals: &[Scalar], value: &Value, mode: Mode) -> bool {
+fn value_matches(kind: FieldKind, dates: bool, vals: &[Scalar], value: &Value, mode: Mode) -> bool {
     let (raw, quoted) = match value {
-        Value::Range(r) => return numeric(vals).any(|x| in_range(x, r.lower, r.upper)),
+        Value::Range(r) => {
+            let (lo, hi) = if dates {
+                years(r.lower, r.upper)
+            } else {
+                (r.lower, r.upper)
+            };
+            return numeric(vals).any(|x| in_range(x, lo, hi));
+        }
         Value::Word(w) => (&*w.value, false),
         Value::Phrase(p) => (&*p.value, true),
     };
     if raw == "*" && !quoted {
         return !vals.is_empty();
     }
+
     let wildcard = !quoted && (raw.contains('*') || raw.contains('?'));
     if mode == Mode::Literal {
         // As written: no folding at all.
