@@ -242,11 +242,10 @@ fn records<'t>(path: &Path, text: &'t str) -> Result<Vec<&'t RawValue>, ImportEr
     })
 }
 
-/// The error for record `index` of `path`, with its id when the source text shows one.
+/// The error for record `index` of `path`, with its id when the source text shows a
+/// non-empty one.
 fn at_record(path: &Path, index: usize, raw: &str, kind: ImportErrorKind) -> ImportError {
-    let id = serde_json::from_str::<serde_json::Value>(raw)
-        .ok()
-        .and_then(|v| v.get("id").and_then(|id| id.as_str()).map(str::to_string));
+    let id = crate::json::record_id(raw);
     ImportError::new(Some(path), kind).at_record(index, id.as_deref())
 }
 

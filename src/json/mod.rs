@@ -13,6 +13,15 @@ pub(crate) mod transcode;
 pub(crate) mod walk;
 pub(crate) mod write;
 
+/// The non-empty string `id` at the top level of a record's JSON text, to name the record
+/// in an error. The text is parsed whole (a tree), so this is for error paths only.
+pub(crate) fn record_id(text: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|record| Some(record.get("id")?.as_str()?.to_owned()))
+        .filter(|id| !id.is_empty())
+}
+
 /// Every `.json` file of the bundled `data/` snapshot, with its text (for tests).
 #[cfg(test)]
 pub(crate) fn bundled_json_files() -> Vec<(std::path::PathBuf, String)> {

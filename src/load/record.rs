@@ -177,10 +177,7 @@ impl Preparer {
                 LoadErrorKind::RepeatedKey { object, key }
                     if !(object.is_empty() && key == "id") =>
                 {
-                    serde_json::from_str::<serde_json::Value>(text)
-                        .ok()
-                        .and_then(|record| Some(record.get("id")?.as_str()?.to_owned()))
-                        .filter(|id| !id.is_empty())
+                    crate::json::record_id(text)
                 }
                 _ => None,
             };
