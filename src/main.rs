@@ -227,13 +227,45 @@ struct StateArg {
 #[cfg(feature = "server")]
 impl StateArg {
     fn url(self) -> Result<cardex::server::state::StateUrl, Failure> {
-        Ok(match parse_state(self.state.as_deref())? {
-            Some(url) => url,
-            None => cardex::server::state::default_state(&self.data.path()),
-        })
+        if let Some(url) = parse_state(self.state.as_deref())? {
+            return Ok(url);
+        }
+        let data = self.data.path();
+        if !data.is_dir() {
+            // A mistyped folder would make a new, empty state no server reads.
+            return Err(Failure::Usage(format!(
+                "no snapshot folder at {}: the default state is `<folder>.state.db` beside the folder `cardex serve --data` serves; give that folder with --data, or the state with --state",
+                data.display()
+            )));
+        }
+        Ok(cardex::server::state::default_state(&data))
     }
 
-    /// Opens the state, on a runtime of its own.
+    /// Opens a state that must exist already (a command that reads it, or changes what
+    /// is in it): a missing SQLite file is an error, not a new empty state.
+    fn open_existing(
+        self,
+        command: &str,
+    ) -> Result<
+        (
+            tokio::runtime::Runtime,
+            cardex::server::state::State,
+            cardex::server::state::StateUrl,
+        ),
+        Failure,
+    > {
+        let url = self.url()?;
+        if let cardex::server::state::StateUrl::Sqlite(path) = &url {
+            if !path.exists() {
+                return Err(Failure::Usage(format!(
+                    "no state at {url}: `accounts {command}` works on an existing state (`accounts add-key` or `accounts import` makes one); check --state or --data"
+                )));
+            }
+        }
+        Self::open_url(url)
+    }
+
+    /// Opens the state (an SQLite file is created when missing), on a runtime of its own.
     fn open(
         self,
     ) -> Result<
@@ -244,7 +276,19 @@ impl StateArg {
         ),
         Failure,
     > {
-        let url = self.url()?;
+        Self::open_url(self.url()?)
+    }
+
+    fn open_url(
+        url: cardex::server::state::StateUrl,
+    ) -> Result<
+        (
+            tokio::runtime::Runtime,
+            cardex::server::state::State,
+            cardex::server::state::StateUrl,
+        ),
+        Failure,
+    > {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -345,8 +389,12 @@ struct ExpansionArgs {
     catalog: String,
     #[command(flatten)]
     list: ListArgs,
-    /// Print one expansion by id instead of a list.
-    #[arg(long, value_name = "ID", conflicts_with = "query")]
+    /// Print one expansion by id instead of a list (the list's options do not apply).
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with_all = ["query", "lang", "page", "page_size", "order_by", "explain"]
+    )]
     id: Option<String>,
     /// The `q` expression over expansions (quote it). Absent or empty lists them all.
     #[arg(allow_hyphen_values = true)]
@@ -454,7 +502,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mut req = args.list.request(&q);
             req.include = args.include.as_deref();
             if args.list.explain {
-                let plan = catalog.explain(&req).map_err(Failure::Request)?;
+                let plan = match &args.expansion {
+                    Some(id) => catalog.explain_expansion_cards(id, &req),
+                    None => catalog.explain(&req),
+                }
+                .map_err(Failure::Request)?;
                 eprint!("{plan}");
             }
             let page = match &args.expansion {
@@ -595,7 +647,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 None => {
                     let mut line = String::new();
-                    std::io::stdin().read_line(&mut line).map_err(Failure::Io)?;
+                    std::io::stdin().read_line(&mut line).map_err(|e| {
+                        Failure::Usage(format!("cannot read the key on standard input: {e}"))
+                    })?;
                     let key = line.trim();
                     if key.is_empty() {
                         return Err(Failure::Usage(
@@ -606,7 +660,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     cardex::server::accounts::hash_key(key)
                 }
             };
-            let (runtime, state, url) = state.open()?;
+            let (runtime, state, url) = state.open_existing("revoke-key")?;
             let revoked = runtime
                 .block_on(state.revoke_key(&hash))
                 .map_err(|e| Failure::Config(e.to_string()))?;
@@ -624,7 +678,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Accounts {
             command: AccountsCommand::List { state },
         } => {
-            let (runtime, state, _) = state.open()?;
+            let (runtime, state, _) = state.open_existing("list")?;
             let accounts = runtime
                 .block_on(state.accounts())
                 .map_err(|e| Failure::Config(e.to_string()))?;
@@ -690,9 +744,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 item.write_to(&mut out).map_err(Failure::Io)?;
             } else {
                 let q = args.query.unwrap_or_default();
-                let page = catalog
-                    .search_expansions(&args.list.request(&q))
-                    .map_err(Failure::Request)?;
+                let req = args.list.request(&q);
+                if args.list.explain {
+                    let plan = catalog.explain_expansions(&req).map_err(Failure::Request)?;
+                    eprint!("{plan}");
+                }
+                let page = catalog.search_expansions(&req).map_err(Failure::Request)?;
                 page.write_to(&mut out).map_err(Failure::Io)?;
             }
         }

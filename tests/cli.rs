@@ -161,6 +161,14 @@ fn get_and_expansions() {
     assert!(stdout(&o).contains("PRB01"));
     let o = cardex(&["expansions", "onepiece", "--id", "PRB01"]);
     assert!(stdout(&o).starts_with("{\"data\":{\"id\":\"PRB01\""));
+    // A list's options do not apply to one expansion: refused, not ignored.
+    for option in [["--lang", "xx"], ["--page", "0"], ["--order-by", "bogus"]] {
+        let mut args = vec!["expansions", "onepiece", "--id", "PRB01"];
+        args.extend(option);
+        let o = cardex(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    }
 }
 
 #[test]
@@ -180,6 +188,26 @@ fn explain_goes_to_stderr() {
          scan: a short list's ids tested one by one, no set built  2 match\n"
     );
     assert!(stdout(&o).contains("\"total_count\":2"));
+    // An expansion's cards: the plan holds the expansion.
+    let o = cardex(&[
+        "search",
+        "onepiece",
+        "--expansion",
+        "PRB01",
+        "--explain",
+        "rarity_code:SR",
+    ]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("expansion's cards  ~4"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("\"total_count\":2"));
+    // Expansions have plans too.
+    let o = cardex(&["expansions", "onepiece", "--explain", "id:OP01"]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("keyword id:OP01  ~1"), "{}", stderr(&o));
 }
 
 #[test]

@@ -215,6 +215,30 @@ async fn two_replicas_share_one_limit_and_charge_each_answer_once() {
     // An accounts file imports into the database, and its key works on both replicas;
     // a revoked key stops working on both, without a restart.
     let initech = import_team(&url, &dir, "initech");
+    // A file giving initech's key to another team is refused whole.
+    let mut stolen = cardex::server::accounts::Accounts::default();
+    stolen.teams.push(cardex::server::accounts::Team {
+        id: "hooli".into(),
+        plan: cardex::server::accounts::Plan {
+            total_credits: 1,
+            overage_credit_rate: 0.0,
+        },
+        keys: vec![cardex::server::accounts::StoredKey {
+            sha256: cardex::server::accounts::hash_key(&initech),
+            created: 1,
+        }],
+    });
+    let stolen_file = dir.join("accounts-stolen.json");
+    stolen.write(&stolen_file).unwrap();
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "import",
+        stolen_file.to_str().unwrap(),
+        "--state",
+        &url,
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("team `initech` holds in the state"), "{err}");
     revoke_key(&url, &globex);
     for (key, team, wanted) in [
         (&initech, "initech", StatusCode::OK),
@@ -237,6 +261,7 @@ async fn two_replicas_share_one_limit_and_charge_each_answer_once() {
     let (_, list, _) = cardex(&["accounts", "list", "--state", &url]);
     assert!(list.contains("globex\t1000000\t0.001\t0\t"), "{list}");
     assert!(list.contains("initech\t500\t0.002\t1\t"), "{list}");
+    assert!(!list.contains("hooli"), "{list}");
     a.stop();
     b.stop();
     std::fs::remove_dir_all(&dir).unwrap();

@@ -843,6 +843,57 @@ fn shutdown_finishes_a_request_in_flight_and_keeps_its_charge() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A mistyped state or snapshot folder is an error, not a new empty state no server
+/// reads; the default state of `--data .` is named after the folder `.` is.
+#[test]
+fn accounts_commands_refuse_a_state_that_is_not_there() {
+    let dir = scratch("accounts-missing");
+    let missing = format!("sqlite:{}", dir.join("typo.db").display());
+    for args in [
+        vec!["accounts", "list", "--state", &missing],
+        vec![
+            "accounts",
+            "revoke-key",
+            "--state",
+            &missing,
+            "--sha256",
+            &"a".repeat(64),
+        ],
+    ] {
+        let (code, _, err) = cardex(&args);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("no state at sqlite:"), "{err}");
+        assert!(!dir.join("typo.db").exists());
+    }
+    let nowhere = dir.join("snpa");
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "add-key",
+        "--data",
+        nowhere.to_str().unwrap(),
+        "--team",
+        "acme",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no snapshot folder at"), "{err}");
+    assert!(!dir.join("snpa.state.db").exists());
+    // `--data .` inside the folder `snap`: its state is `snap.state.db` beside it.
+    std::fs::create_dir_all(dir.join("snap")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(["accounts", "add-key", "--data", ".", "--team", "dot"])
+        .current_dir(dir.join("snap"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("snap.state.db").exists());
+    assert!(!dir.join("data.state.db").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_state_keeps_accounts_and_every_charge_across_kill_9() {
     let dir = scratch("sqlite-state");
@@ -1057,30 +1108,40 @@ fn a_read_only_sqlite_state_stops_the_start() {
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let mut command = if root {
-        let mut c = Command::new("setpriv");
-        c.args(["--bounding-set=-dac_override,-dac_read_search", "--"]);
-        c.arg(env!("CARGO_BIN_EXE_cardex"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_cardex"))
+    let command = || {
+        if root {
+            let mut c = Command::new("setpriv");
+            c.args(["--bounding-set=-dac_override,-dac_read_search", "--"]);
+            c.arg(env!("CARGO_BIN_EXE_cardex"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_cardex"))
+        }
     };
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
-    let out = command
+    let said = format!(
+        "{state}: the database cannot be written (the file, or its folder, where SQLite keeps its `-wal` and `-shm` files, is read-only); cardex keeps accounts, credits and webhook events there: make both writable"
+    );
+    let out = command()
         .args(["serve", "--data", data, "--state", &state])
         .args(["--addr", "127.0.0.1:0"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(&format!(
-            "{state}: the database file is read-only; the server writes credits and webhook events there: give it a writable file"
-        )),
-        "{err}"
-    );
+    assert!(err.contains(&said), "{err}");
     assert_eq!(std::fs::read(&db).unwrap(), before);
+    // A writable file in a folder SQLite cannot write its `-wal` and `-shm` files in.
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = command()
+        .args(["accounts", "list", "--state", &state])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&said), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

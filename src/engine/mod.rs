@@ -394,12 +394,17 @@ impl Catalog {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn expansion_cards(&self, id: &str, req: &SearchRequest<'_>) -> Result<Page> {
+        let printed = self.printed_in(id)?;
+        self.list(Target::Cards, req, Some(printed))
+    }
+
+    /// The cards whose printings hold expansion `id`.
+    fn printed_in(&self, id: &str) -> Result<Postings<'_>> {
         let id = self.expansions.record_id(self.expansion_record(id)?);
-        let printed = self
+        Ok(self
             .cards
             .holding("printings", &fold(&id))
-            .unwrap_or(Postings::Ids(&[]));
-        self.list(Target::Cards, req, Some(printed))
+            .unwrap_or(Postings::Ids(&[])))
     }
 
     /// The card with id `id` (an exact match, else the only card whose id matches when
@@ -516,10 +521,44 @@ impl Catalog {
     ///
     /// As [`Catalog::search`].
     pub fn explain(&self, req: &SearchRequest<'_>) -> Result<String> {
-        let query = query::parse(req.q)?;
-        let universe = self.universe(Target::Cards, req.lang)?;
-        let plan = Plan::new(&query, req.q, &self.cards, universe, req.lang, None)?;
-        Ok(plan.explain())
+        self.explain_in(Target::Cards, req, None)
+    }
+
+    /// The plan of [`Catalog::expansion_cards`] as text, the expansion's cards a `filter`
+    /// operator of it (see [`Catalog::explain`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::expansion_cards`].
+    pub fn explain_expansion_cards(&self, id: &str, req: &SearchRequest<'_>) -> Result<String> {
+        let printed = self.printed_in(id)?;
+        self.explain_in(Target::Cards, req, Some(printed))
+    }
+
+    /// The plan of [`Catalog::search_expansions`] as text (see [`Catalog::explain`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::search_expansions`].
+    pub fn explain_expansions(&self, req: &SearchRequest<'_>) -> Result<String> {
+        self.explain_in(Target::Expansions, req, None)
+    }
+
+    /// A plan as text, its request checked as the search would check it.
+    fn explain_in(
+        &self,
+        target: Target,
+        req: &SearchRequest<'_>,
+        within: Option<Postings<'_>>,
+    ) -> Result<String> {
+        self.planned(
+            target,
+            req,
+            within,
+            MAX_PAGE_SIZE,
+            |_| Ok(()),
+            |plan, _, ()| plan.explain(),
+        )
     }
 
     fn item(&self, target: Target, record: u32, req: &ItemRequest<'_>) -> Result<Item> {

@@ -218,6 +218,7 @@ impl Accounts {
         };
         let accounts: Accounts = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
         let mut seen = std::collections::HashSet::new();
+        let mut keys = std::collections::HashMap::new();
         for team in &accounts.teams {
             if !valid_team_id(&team.id) {
                 return Err(invalid(format!(
@@ -245,6 +246,12 @@ impl Accounts {
                     return Err(invalid(format!(
                         "team `{}`: a key's sha256 is not 64 lower-case hex digits",
                         team.id
+                    )));
+                }
+                if let Some(first) = keys.insert(key.sha256.as_str(), team.id.as_str()) {
+                    return Err(invalid(format!(
+                        "the key sha256 {} is listed twice (teams `{first}` and `{}`); a key belongs to one team",
+                        key.sha256, team.id
                     )));
                 }
             }
@@ -526,6 +533,7 @@ mod tests {
             ("{\"credit_costs\": {\"card\": 1, \"crads\": 2}}", "unknown field `crads`"),
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0, \"credits\": 5}}]}", "unknown field `credits`"),
             ("[", "EOF"),
+            (&format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{0}\"}}]}}, {{\"id\": \"b\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{0}\"}}]}}]}}", "c".repeat(64)), "listed twice (teams `a` and `b`)"),
         ] {
             std::fs::write(&path, text).unwrap();
             let err = Accounts::read(&path).unwrap_err().to_string();

@@ -157,6 +157,13 @@ pub enum StateError {
         /// The id as given.
         team: String,
     },
+    /// An imported key that the state holds for another team.
+    KeyOfAnotherTeam {
+        /// The team the accounts file gives the key to.
+        team: String,
+        /// The team the state holds it for.
+        holder: String,
+    },
     /// The OS gave no randomness to make a key from.
     NoRandomness(getrandom::Error),
 }
@@ -183,7 +190,7 @@ impl fmt::Display for StateError {
             ),
             StateError::ReadOnly { state } => write!(
                 f,
-                "{state}: the database file is read-only; the server writes credits and webhook events there: give it a writable file"
+                "{state}: the database cannot be written (the file, or its folder, where SQLite keeps its `-wal` and `-shm` files, is read-only); cardex keeps accounts, credits and webhook events there: make both writable"
             ),
             StateError::BadEvent { reason } => {
                 write!(f, "an event in the outbox is not an event object: {reason}")
@@ -195,6 +202,10 @@ impl fmt::Display for StateError {
             StateError::BadTeamId { team } => write!(
                 f,
                 "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
+            ),
+            StateError::KeyOfAnotherTeam { team, holder } => write!(
+                f,
+                "the accounts file gives team `{team}` a key that team `{holder}` holds in the state; a key belongs to one team (revoke it there first); nothing was imported"
             ),
             StateError::NoRandomness(e) => write!(f, "no randomness from the OS: {e}"),
         }
@@ -210,19 +221,39 @@ impl std::error::Error for StateError {
     }
 }
 
-/// `url` with its password (if any) replaced by `***`, for messages and logs.
+/// `url` with its passwords (if any) replaced by `***`, for messages and logs: the one in
+/// the user information, which runs to the first `@` as the PostgreSQL driver reads it
+/// (so a `/` in the password is hidden too), and any `password=` parameter.
 fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
-    }
+    let mut out = format!("{scheme}://");
+    let rest = match rest.split_once('@') {
+        Some((userinfo, rest)) => {
+            match userinfo.split_once(':') {
+                Some((user, _)) => out.push_str(&format!("{user}:***@")),
+                None => out.push_str(&format!("{userinfo}@")),
+            }
+            rest
+        }
+        None => rest,
+    };
+    let Some((address, parameters)) = rest.split_once('?') else {
+        out.push_str(rest);
+        return out;
+    };
+    out.push_str(address);
+    out.push('?');
+    let parameters: Vec<String> = parameters
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+            _ => p.to_string(),
+        })
+        .collect();
+    out.push_str(&parameters.join("&"));
+    out
 }
 
 /// The credit cost of the endpoint named `name` in `costs`.
@@ -505,21 +536,15 @@ impl State {
 /// The default state beside the snapshot folder `data`: `<data>.state.db`, an SQLite file
 /// next to the folder (so `data/` gets `data.state.db`).
 pub fn default_state(data: &Path) -> StateUrl {
-    let folder = data.components().next_back().map_or_else(
-        || std::ffi::OsString::from("data"),
-        |c| c.as_os_str().to_owned(),
-    );
-    let mut name = if folder == "." || folder == ".." || folder.is_empty() {
-        std::ffi::OsString::from("data")
-    } else {
-        folder
-    };
+    // The folder's own name and place: `.` or `snap/..` name the folder they lead to.
+    let folder = std::fs::canonicalize(data)
+        .or_else(|_| std::path::absolute(data))
+        .unwrap_or_else(|_| data.to_path_buf());
+    let mut name = folder
+        .file_name()
+        .map_or_else(|| std::ffi::OsString::from("data"), ToOwned::to_owned);
     name.push(".state.db");
-    let parent = std::fs::canonicalize(data)
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-        .or_else(|| data.parent().map(Path::to_path_buf))
-        .unwrap_or_default();
+    let parent = folder.parent().map(Path::to_path_buf).unwrap_or_default();
     StateUrl::Sqlite(parent.join(name))
 }
 
@@ -558,7 +583,24 @@ mod tests {
             StateUrl::parse("postgresql://cardex@/cardex?host=/run/postgresql").unwrap(),
             StateUrl::Postgres(_)
         ));
-        let e = StateUrl::parse("postgres://u:pw@h/db?sslmode=bogus").unwrap_err();
+        for (url, shown) in [
+            (
+                "postgres://u@127.0.0.1:1/db?password=secretpw&connect_timeout=2",
+                "postgres://u@127.0.0.1:1/db?password=***&connect_timeout=2",
+            ),
+            (
+                "postgres://u:sec/retpw@127.0.0.1:1/db",
+                "postgres://u:***@127.0.0.1:1/db",
+            ),
+            (
+                "postgresql://cardex@/cardex?host=/run/postgresql",
+                "postgresql://cardex@/cardex?host=/run/postgresql",
+            ),
+        ] {
+            assert_eq!(StateUrl::parse(url).unwrap().to_string(), shown);
+        }
+        let e = StateUrl::parse("postgres://u:pw@h/db?sslmode=bogus&password=x1").unwrap_err();
+        assert!(!e.to_string().contains("x1"), "{e}");
         assert!(
             e.to_string()
                 .contains("the PostgreSQL driver does not take it"),
@@ -575,6 +617,16 @@ mod tests {
             default_state(&dir.join("snap")),
             StateUrl::Sqlite(std::fs::canonicalize(&dir).unwrap().join("snap.state.db"))
         );
+        // `snap/.` and `snap/sub/..` are the folder `snap`.
+        std::fs::create_dir_all(dir.join("snap/sub")).unwrap();
+        for path in [dir.join("snap/."), dir.join("snap/sub/..")] {
+            assert_eq!(
+                default_state(&path),
+                StateUrl::Sqlite(std::fs::canonicalize(&dir).unwrap().join("snap.state.db")),
+                "{}",
+                path.display()
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -448,6 +448,20 @@ impl PgState {
                 )
                 .await
                 .map_err(fail)?;
+                let holder: String = tx
+                    .query_one(
+                        "SELECT team FROM api_keys WHERE sha256 = $1",
+                        &[&key.sha256],
+                    )
+                    .await
+                    .map_err(fail)?
+                    .get(0);
+                if holder != team.id {
+                    return Err(StateError::KeyOfAnotherTeam {
+                        team: team.id.clone(),
+                        holder,
+                    });
+                }
             }
         }
         for endpoint in Endpoint::ALL {

@@ -195,9 +195,22 @@ impl SqliteState {
             .map_err(self.fail("set the busy timeout"))?;
         // A schema from a newer cardex is refused before anything is written to the file
         // (turning on write-ahead logging changes its header).
+        // A file SQLite cannot write (or whose folder it cannot write its `-wal` and `-shm`
+        // files in) fails here or at write-ahead logging: said as read-only.
+        let read_only = |doing: &'static str| {
+            move |e: rusqlite::Error| {
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
+                    StateError::ReadOnly {
+                        state: format!("sqlite:{}", self.path.display()),
+                    }
+                } else {
+                    self.fail(doing)(e)
+                }
+            }
+        };
         let found: i64 = db
             .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(self.fail("read the schema version"))?;
+            .map_err(read_only("read the schema version"))?;
         let newer = |found: i64| StateError::NewerSchema {
             state: format!("sqlite:{}", self.path.display()),
             found,
@@ -207,7 +220,7 @@ impl SqliteState {
             return Err(newer(found));
         }
         db.pragma_update(None, "journal_mode", "WAL")
-            .map_err(self.fail("turn on write-ahead logging"))?;
+            .map_err(read_only("turn on write-ahead logging"))?;
         db.pragma_update(None, "synchronous", "NORMAL")
             .map_err(self.fail("set the synchronous mode"))?;
         db.pragma_update(None, "foreign_keys", "ON")
@@ -371,7 +384,8 @@ impl SqliteState {
 
     /// Imports an accounts file's teams, key hashes and credit costs, in one transaction:
     /// a team already in the state keeps its credits used and gets the file's plan; keys
-    /// already there are kept.
+    /// already there are kept. A key the state holds for another team is refused
+    /// ([`StateError::KeyOfAnotherTeam`]).
     ///
     /// # Errors
     ///
@@ -401,6 +415,19 @@ impl SqliteState {
                     params![key.sha256, team.id, key.created as i64],
                 )
                 .map_err(&write)?;
+                let holder: String = tx
+                    .query_row(
+                        "SELECT team FROM api_keys WHERE sha256 = ?1",
+                        [&key.sha256],
+                        |row| row.get(0),
+                    )
+                    .map_err(&write)?;
+                if holder != team.id {
+                    return Err(StateError::KeyOfAnotherTeam {
+                        team: team.id.clone(),
+                        holder,
+                    });
+                }
             }
         }
         for endpoint in Endpoint::ALL {
@@ -1107,6 +1134,21 @@ mod tests {
         assert_eq!(accounts.teams[0].keys.len(), 2);
         assert_eq!(accounts.credit_costs.usage, 2);
         assert_eq!(accounts.credit_costs.cards, 1);
+        // The same file again changes nothing; a file giving acme's key to globex is
+        // refused whole.
+        state.import(&file).unwrap();
+        assert_eq!(state.accounts().unwrap(), accounts);
+        file.teams[0].keys.push(StoredKey {
+            sha256: hash_key(&first),
+            created: 6,
+        });
+        file.teams[1].plan = plan(300);
+        let e = state.import(&file).unwrap_err();
+        assert!(
+            matches!(&e, StateError::KeyOfAnotherTeam { team, holder } if team == "globex" && holder == "acme"),
+            "{e}"
+        );
+        assert_eq!(state.accounts().unwrap(), accounts);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
