@@ -642,6 +642,12 @@ async fn v2_serves_the_english_cards_of_one_catalog() {
             .contains("no catalog `nope` to serve /v2 from"),
         "{body}"
     );
+    // The start says so, with the catalogs there are.
+    let log = server.log();
+    assert!(
+        log.contains("level=warn event=v2 message=\"/v2 answers 404 until a snapshot has the catalog nope (--v2-catalog); this one has "),
+        "{log}"
+    );
     server.stop();
 }
 

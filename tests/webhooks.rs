@@ -484,7 +484,13 @@ async fn a_broken_snapshot_is_refused_and_events_survive_an_outage_and_a_restart
     });
     let server = Server::start_on(&data, &args);
     let got = receiver.wait_for_ok(3).await;
-    assert!(server.log().contains("changed while the server was down"));
+    assert!(
+        server
+            .log()
+            .contains("changed while the server was down; 1 events\" events=1"),
+        "{}",
+        server.log()
+    );
     let last = event_of(got.last().unwrap());
     assert_eq!(last["name"], "pokemon.expansions.prices.graded_updated");
     assert_eq!(last["data"]["expansion_ids"], json!(["ddw"]));
@@ -617,23 +623,45 @@ async fn https_receivers_get_signed_deliveries_and_an_unknown_ca_is_a_retried_fa
     )
     .expect("signed");
     server.stop();
-    // A CA file that holds no certificate stops the server at start, naming the file.
-    std::fs::write(&ca, "not a certificate").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cardex"))
-        .args([
-            "serve",
-            "--data",
-            data.to_str().unwrap(),
-            "--addr",
-            "127.0.0.1:0",
-        ])
-        .args(&trusted)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("ca.pem"), "{stderr}");
-    assert!(stderr.contains("--webhook-ca takes a PEM file"), "{stderr}");
+    // A CA file that holds no certificate, or a certificate TLS cannot read, stops the
+    // server at start (exit 2), naming the file, before the state is opened.
+    let files = |dir: &std::path::Path| -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut all: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+            .collect();
+        all.sort();
+        all
+    };
+    for (text, says) in [
+        ("not a certificate", "holds no certificate"),
+        (
+            "-----BEGIN CERTIFICATE-----\nAAAAAAAA\n-----END CERTIFICATE-----\n",
+            "a certificate in it cannot be used",
+        ),
+    ] {
+        std::fs::write(&ca, text).unwrap();
+        let before = files(&dir);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cardex"))
+            .args([
+                "serve",
+                "--data",
+                data.to_str().unwrap(),
+                "--addr",
+                "127.0.0.1:0",
+            ])
+            .args(&trusted)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("ca.pem"), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(stderr.contains("--webhook-ca takes a PEM file"), "{stderr}");
+        assert_eq!(files(&dir), before, "nothing is written");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -750,5 +778,77 @@ async fn replicas_on_postgres_make_one_event_per_change_and_take_over_a_dead_hol
     )
     .expect("signed");
     survivor.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A reload whose events the outbox cannot take (the database is down) is refused: the
+/// old snapshot keeps serving, and once the database is back the watcher publishes the
+/// change, whether the refused reload was the watcher's or a SIGHUP's; one event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_the_outbox_refuses_keeps_the_old_snapshot_and_is_published_later() {
+    let Some(pg) = serving::postgres::Cluster::start("refused-reload") else {
+        return;
+    };
+    let url = pg.database("cardex");
+    let dir = scratch("refused-reload");
+    let data = snapshot_copy(&dir);
+    let receiver = Receiver::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    receiver.listen(listener).await;
+    let hooks = webhooks_file(
+        &dir,
+        port,
+        json!({"first_delay_ms": 50, "max_delay_ms": 100, "timeout_ms": 2000}),
+    );
+    let spool = dir.join("spool.db");
+    let server = Server::start_on(
+        &data,
+        &[
+            "--open",
+            "--state",
+            &url,
+            "--spool",
+            spool.to_str().unwrap(),
+            "--webhooks",
+            hooks.to_str().unwrap(),
+            "--watch-interval",
+            "200",
+        ],
+    );
+    let client = reqwest::Client::new();
+    let market = || async {
+        let card: Value = client
+            .get(server.url("/pokemon/v1/cards/ddw-3?include=prices"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        card["data"]["variants"][0]["prices"][0]["market"].clone()
+    };
+    let before = market().await;
+    assert!(before.is_number() && before != json!(12.5), "{before}");
+    pg.stop();
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        c["variants"][0]["prices"][0]["market"] = json!(12.5);
+    });
+    let refused = "the webhook outbox refused the events";
+    server.wait_for(refused, 1);
+    server.signal("HUP");
+    server.wait_for(refused, 2);
+    assert_eq!(market().await, before, "the old snapshot serves");
+    assert!(receiver.got().is_empty());
+    pg.start_again();
+    let got = receiver.wait_for_ok(1).await;
+    assert_eq!(market().await, json!(12.5));
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(receiver.got().len(), 1, "one event: {got:?}");
+    assert_eq!(
+        event_of(&got[0])["name"],
+        "pokemon.expansions.prices.raw_updated"
+    );
+    server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -271,12 +271,11 @@ pub(super) async fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Resu
     };
     let mut events = crate::live::events(&changes, new_event_id);
     if !events.is_empty() {
-        log::event(
-            "reloaded",
-            &format!(
-                "the snapshot changed while the server was down; {} events",
-                events.len()
-            ),
+        let n = events.len();
+        tracing::info!(
+            event = "reloaded",
+            events = n,
+            "the snapshot changed while the server was down; {n} events"
         );
     }
     let enqueued = dispatcher.publish(&mut events, &changes, &current).await?;

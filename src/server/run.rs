@@ -248,6 +248,14 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
             "v2",
             &format!("/v2 serves catalog {} (English cards)", config.v2_catalog),
         );
+    } else {
+        let names: Vec<&str> = engine.catalogs().map(|c| c.name()).collect();
+        tracing::warn!(
+            event = "v2",
+            "/v2 answers 404 until a snapshot has the catalog {} (--v2-catalog); this one has {}",
+            config.v2_catalog,
+            names.join(", ")
+        );
     }
     drop(engine);
     let service = Arc::new(service);
@@ -412,6 +420,21 @@ fn private_roots(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Se
         .map_err(|e| bad(format!("not PEM certificates ({e})")))?;
     if roots.is_empty() {
         return Err(bad("it holds no certificate".into()));
+    }
+    // PEM decodes without reading the certificates: TLS reads them when a client is built,
+    // so a client is built here, before the state is opened, as the dispatcher will.
+    let mut client = reqwest::Client::builder();
+    for root in &roots {
+        client = client.add_root_certificate(root.clone());
+    }
+    if let Err(e) = client.build() {
+        let mut reason = String::from("a certificate in it cannot be used");
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            reason.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        return Err(bad(reason));
     }
     Ok(roots)
 }

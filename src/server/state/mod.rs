@@ -300,7 +300,8 @@ pub struct Claimed {
     pub event: Event,
     /// The attempts made so far (by any server).
     pub attempts: u32,
-    /// When the first attempt was made (Unix seconds, by the state's clock).
+    /// When the first attempt was made (Unix seconds, by the clock of the server that made
+    /// it; the give-up time is read against each attempting server's own clock).
     pub first_attempt: Option<f64>,
 }
 

@@ -367,7 +367,10 @@ impl Dispatcher {
                     return;
                 }
                 Err(e) => {
+                    // The attempt is not recorded: wait out its delay all the same, so
+                    // that claiming the delivery again keeps the backoff.
                     log::event("webhook_error", &format!("outbox: {e}"));
+                    tokio::time::sleep(delay).await;
                     return;
                 }
             }

@@ -198,7 +198,11 @@ impl Webhooks {
                 }
                 Err(e) => return Err(format!("{it}: `url` is not a URL: {e}")),
             }
-            if !s.secret.starts_with("whsec_") || s.secret.len() < "whsec_".len() + 16 {
+            let more = s
+                .secret
+                .strip_prefix("whsec_")
+                .map(|rest| rest.chars().count());
+            if more.is_none_or(|n| n < 16) {
                 return Err(format!(
                     "{it}: `secret` must be `whsec_` and at least 16 more characters"
                 ));
@@ -256,6 +260,11 @@ pub(super) mod tests {
         assert!(with(&|s| s.url = "http://exa mple/".into()).contains("not a URL"));
         assert!(with(&|s| s.url = "http://h:99999/".into()).contains("not a URL"));
         assert!(with(&|s| s.secret = "whsec_short".into()).contains("secret"));
+        // Characters, not bytes: six three-byte characters are six.
+        assert!(with(&|s| s.secret = "whsec_ああああああ".into()).contains("secret"));
+        let mut wide = good.clone();
+        wide.subscriptions[0].secret = "whsec_ああああああああああああああああ".into();
+        assert_eq!(wide.check(), Ok(()));
         assert!(with(&|s| s.id = "a b".into()).contains("`id`"));
         assert!(with(&|s| s.events = vec![]).contains("empty"));
         assert!(with(&|s| s.events = vec!["pokemon.prices".into()]).contains("not an event name"));
