@@ -183,7 +183,12 @@ enum AccountsCommand {
         #[arg(long, alias = "credits", default_value_t = 50_000)]
         total_credits: u64,
         /// The cost per credit past the plan's, for a new team (`--overage-rate` for short).
-        #[arg(long, alias = "overage-rate", default_value_t = 0.002)]
+        #[arg(
+            long,
+            alias = "overage-rate",
+            default_value_t = 0.002,
+            allow_negative_numbers = true
+        )]
         overage_credit_rate: f64,
     },
     /// Revoke a key: servers on the state stop accepting it within a second. The key is
@@ -346,7 +351,7 @@ struct ListArgs {
     #[arg(long)]
     lang: Option<String>,
     /// The page, from 1.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     page: u32,
     /// Records per page, 1 to 100.
     #[arg(long, default_value_t = 100)]
@@ -406,7 +411,7 @@ impl DataArg {
         if let Some(path) = &self.data {
             return path.clone();
         }
-        if let Some(path) = std::env::var_os("CARDEX_DATA") {
+        if let Some(path) = std::env::var_os("CARDEX_DATA").filter(|p| !p.is_empty()) {
             return PathBuf::from(path);
         }
         let local = PathBuf::from("data");

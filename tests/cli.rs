@@ -162,7 +162,7 @@ fn get_and_expansions() {
     let o = cardex(&["expansions", "onepiece", "--id", "PRB01"]);
     assert!(stdout(&o).starts_with("{\"data\":{\"id\":\"PRB01\""));
     // A list's options do not apply to one expansion: refused, not ignored.
-    for option in [["--lang", "xx"], ["--page", "0"], ["--order-by", "bogus"]] {
+    for option in [["--lang", "xx"], ["--page", "2"], ["--order-by", "bogus"]] {
         let mut args = vec!["expansions", "onepiece", "--id", "PRB01"];
         args.extend(option);
         let o = cardex(&args);

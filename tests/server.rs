@@ -843,6 +843,36 @@ fn shutdown_finishes_a_request_in_flight_and_keeps_its_charge() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An address without a port is refused before the snapshot loads (here a folder that
+/// is not there), and a webhooks file that cannot be read is named as one.
+#[test]
+fn a_bad_address_or_webhooks_file_is_named() {
+    for addr in ["garbage", "127.0.0.1", ":8080", "127.0.0.1:99999"] {
+        let (code, _, err) = cardex(&["serve", "--data", "/nonexistent", "--addr", addr]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("cannot listen on {addr}: --addr takes HOST:PORT")),
+            "{err}"
+        );
+    }
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+    let (code, _, err) = cardex(&[
+        "serve",
+        "--data",
+        data,
+        "--open",
+        "--webhooks",
+        "/nonexistent/hooks.json",
+        "--addr",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the webhooks file /nonexistent/hooks.json: No such file"),
+        "{err}"
+    );
+}
+
 /// A mistyped state or snapshot folder is an error, not a new empty state no server
 /// reads; the default state of `--data .` is named after the folder `.` is.
 #[test]

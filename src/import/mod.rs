@@ -67,9 +67,15 @@ pub enum ImportErrorKind {
     },
     /// The output already exists (give `--force` to replace it).
     OutputExists,
+    /// The catalog name is not a catalog folder's name (`[a-z0-9_-]+`).
+    InvalidCatalogName {
+        /// The name as given.
+        name: String,
+    },
     /// The converted snapshot breaks a rule of the loader, e.g. two
     /// cards of different files with one id, or an unreadable `release_date`: nothing is
-    /// written, and the loader's error names the converted file and record.
+    /// written, and the loader's error names the source file a converted file came from
+    /// (record for record) and the record.
     Unloadable(Box<crate::LoadError>),
 }
 
@@ -158,6 +164,9 @@ impl fmt::Display for ImportError {
             ImportErrorKind::OutputExists => {
                 f.write_str("the output already exists; remove it, choose another, or replace it with --force")
             }
+            ImportErrorKind::InvalidCatalogName { name } => {
+                write!(f, "`{name}` cannot name a catalog: use lower-case letters, digits, `_` and `-` (it is the catalog's folder and path segment)")
+            }
             ImportErrorKind::Unloadable(e) => {
                 write!(f, "the converted snapshot would not load, so nothing was written: {e}")
             }
@@ -195,6 +204,9 @@ pub struct SnapshotWriter {
     staging: PathBuf,
     force: bool,
     committed: bool,
+    /// The source file of each converted file (by its path in the snapshot), which a
+    /// load error names instead of the staging copy.
+    sources: std::sync::Mutex<std::collections::HashMap<PathBuf, PathBuf>>,
 }
 
 impl SnapshotWriter {
@@ -227,6 +239,7 @@ impl SnapshotWriter {
             staging,
             force,
             committed: false,
+            sources: Default::default(),
         })
     }
 
@@ -243,6 +256,26 @@ impl SnapshotWriter {
         fs::write(&path, text).map_err(|e| ImportError::io(&path, e))
     }
 
+    /// Writes `text` at `rel`, converted from the file `source` record for record (in the
+    /// same order): a load error about it names `source`.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors.
+    pub fn write_converted(
+        &self,
+        rel: &str,
+        text: &[u8],
+        source: &Path,
+    ) -> Result<(), ImportError> {
+        self.write(rel, text)?;
+        self.sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(PathBuf::from(rel), source.to_path_buf());
+        Ok(())
+    }
+
     /// Loads the finished snapshot as [`crate::Engine::open`] would, then moves it into
     /// place (replacing the old one under `force`). An importer thus never publishes a
     /// snapshot that the engine would refuse.
@@ -253,11 +286,26 @@ impl SnapshotWriter {
     /// errors. In both cases nothing is written and the old output, if any, is kept.
     pub fn commit(mut self) -> Result<(), ImportError> {
         crate::load::load(&self.staging).map_err(|e| {
+            // The staging copy is gone when the error is read: name the source file a
+            // converted file came from, else the file as it would have been written.
+            let sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+            let e = e.map_paths(|path| match path.strip_prefix(&self.staging) {
+                Ok(rel) => sources
+                    .get(rel)
+                    .cloned()
+                    .unwrap_or_else(|| self.out.join(rel)),
+                Err(_) => path.to_path_buf(),
+            });
             ImportError::new(Some(&self.out), ImportErrorKind::Unloadable(Box::new(e)))
         })?;
-        let old = self.staging.with_extension("old");
-        let replacing = self.force && self.out.exists();
+        // The old output moves aside under a name of this process's own (one left by a
+        // killed import is removed first), then goes.
+        let mut old_name = self.staging.file_name().unwrap_or_default().to_owned();
+        old_name.push(".old");
+        let old = self.staging.with_file_name(old_name);
+        let replacing = self.force && fs::symlink_metadata(&self.out).is_ok();
         if replacing {
+            remove_any(&old).map_err(|e| ImportError::io(&old, e))?;
             fs::rename(&self.out, &old).map_err(|e| ImportError::io(&self.out, e))?;
         }
         if let Err(e) = fs::rename(&self.staging, &self.out) {
@@ -268,9 +316,19 @@ impl SnapshotWriter {
         }
         self.committed = true;
         if replacing {
-            let _ = fs::remove_dir_all(&old);
+            let _ = remove_any(&old);
         }
         Ok(())
+    }
+}
+
+/// Removes `path` whether it is a folder, a file or a link; nothing there is not an error.
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
     }
 }
 

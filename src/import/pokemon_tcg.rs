@@ -106,6 +106,14 @@ pub fn import(
     options: &Options,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Stats, ImportError> {
+    if !crate::load::valid_catalog_name(&options.catalog) {
+        return Err(ImportError::new(
+            None,
+            ImportErrorKind::InvalidCatalogName {
+                name: options.catalog.clone(),
+            },
+        ));
+    }
     let sets_path = src.join("sets").join("en.json");
     let cards_dir = src.join("cards").join("en");
     if !sets_path.is_file() || !cards_dir.is_dir() {
@@ -180,9 +188,10 @@ pub fn import(
             out.push(json);
         }
         let count = out.len();
-        writer.write(
+        writer.write_converted(
             &format!("{}/cards/{set}.json", options.catalog),
             &records_file(&out),
+            path,
         )?;
         progress(Progress {
             files_done: done.fetch_add(1, Ordering::Relaxed) + 1,
@@ -196,9 +205,10 @@ pub fn import(
         total += result?;
     }
 
-    writer.write(
+    writer.write_converted(
         &format!("{}/expansions/en.json", options.catalog),
         &records_file(&expansions),
+        &sets_path,
     )?;
     let mut meta = Vec::new();
     meta.extend_from_slice(b"{\"name\":");
@@ -510,6 +520,33 @@ mod tests {
         import(&src, &out, &options, &|_| {}).unwrap();
         assert!(!out.join("old.txt").exists());
         assert!(out.join("pokemon/cards/s1.json").exists());
+        // What a killed import left beside it does not stand in the way, nor does an
+        // output that is a file; nothing is left beside the output after.
+        let parent = out.parent().unwrap();
+        let name = out.file_name().unwrap().to_str().unwrap();
+        fs::create_dir_all(parent.join(format!(".{name}.old/x"))).unwrap();
+        import(&src, &out, &options, &|_| {}).unwrap();
+        fs::remove_dir_all(&out).unwrap();
+        fs::write(&out, "a file").unwrap();
+        import(&src, &out, &options, &|_| {}).unwrap();
+        assert!(out.join("pokemon/cards/s1.json").exists());
+        let left: Vec<String> = fs::read_dir(parent)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!(".{name}.")) && n != &format!(".{name}.old"))
+            .collect();
+        assert_eq!(left, Vec::<String>::new());
+        fs::remove_dir_all(parent.join(format!(".{name}.old"))).unwrap();
+        // A catalog name no folder can have is refused before anything is converted.
+        let bad = Options {
+            catalog: "Bad Name".into(),
+            force: true,
+        };
+        let err = import(&src, &out, &bad, &|_| panic!("converted")).unwrap_err();
+        assert!(
+            err.to_string().contains("`Bad Name` cannot name a catalog"),
+            "{err}"
+        );
         fs::remove_dir_all(&src).unwrap();
         fs::remove_dir_all(&out).unwrap();
     }
@@ -549,6 +586,21 @@ mod tests {
                 .contains("the converted snapshot would not load, so nothing was written"),
             "{err}"
         );
+        // It names the source files (their records are the converted ones, in order), not
+        // the staging copies, which are gone.
+        assert_eq!(
+            load.path(),
+            Some(src.join("cards/en/s2.json").as_path()),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains(&format!(
+                "record 0 of {} has it too",
+                src.join("cards/en/s1.json").display()
+            )),
+            "{err}"
+        );
+        assert!(!err.to_string().contains(".importing-"), "{err}");
         let engine = crate::Engine::open(&out).expect("the old output still loads");
         assert_eq!(engine.catalog("pokemon").unwrap().cards().len(), 2);
         assert!(!out.join("pokemon/cards/s2.json").exists());

@@ -142,6 +142,16 @@ impl LoadError {
         self
     }
 
+    /// The same error with each file it names passed through `map` (an importer names
+    /// the source files of the snapshot it converted).
+    pub(crate) fn map_paths(mut self, map: impl Fn(&Path) -> PathBuf) -> LoadError {
+        self.path = self.path.as_deref().map(&map);
+        if let LoadErrorKind::DuplicateId { first_path, .. } = &mut self.kind {
+            *first_path = map(first_path);
+        }
+        self
+    }
+
     pub(crate) fn io(path: &Path, err: io::Error) -> LoadError {
         LoadError::new(Some(path), LoadErrorKind::Io(err))
     }

@@ -133,11 +133,7 @@ pub(crate) fn load_with_progress(
         if name.starts_with('.') || !entry.is_dir() {
             continue;
         }
-        if name.is_empty()
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-        {
+        if !valid_catalog_name(&name) {
             return Err(LoadError::new(
                 Some(&entry),
                 LoadErrorKind::InvalidCatalogName { name },
@@ -433,6 +429,14 @@ fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<File
         }
     }
     read_in_chunks(path, text, kind)
+}
+
+/// Whether `name` can name a catalog (its folder): `[a-z0-9_-]+`.
+pub(crate) fn valid_catalog_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
 }
 
 /// Reads a file's array of records the general way: split into record texts first, then

@@ -144,6 +144,21 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     .map_err(|_| ServeError::SignatureHeader {
         name: config.signature_header.clone(),
     })?;
+    // An address without a port is refused before the snapshot loads (a name is resolved
+    // only when bound).
+    let port = config
+        .addr
+        .rsplit_once(':')
+        .map(|(host, port)| (host, port.parse::<u16>()));
+    if !matches!(port, Some((host, Ok(_))) if !host.is_empty()) {
+        return Err(ServeError::Listen {
+            addr: config.addr.clone(),
+            source: io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "--addr takes HOST:PORT (`127.0.0.1:8080`, `[::1]:8080`, `localhost:0`)",
+            ),
+        });
+    }
     // Taken before loading: a change made while the snapshot loads is seen by the watcher.
     let stamp = reload::folder_stamp(&config.data);
     let options = OpenOptions::new().store(config.store);

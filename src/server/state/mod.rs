@@ -175,7 +175,22 @@ impl fmt::Display for StateError {
                 state,
                 doing,
                 source,
-            } => write!(f, "{state}: cannot {doing}: {source}"),
+            } => {
+                // The driver's own words say what failed; its causes say why (connection
+                // refused, no such socket, a timeout).
+                write!(f, "{state}: cannot {doing}: {source}")?;
+                let mut said = source.to_string();
+                let mut cause = source.source();
+                while let Some(c) = cause {
+                    let text = c.to_string();
+                    if !said.contains(&text) {
+                        write!(f, ": {text}")?;
+                        said = text;
+                    }
+                    cause = c.source();
+                }
+                Ok(())
+            }
             StateError::NewerSchema {
                 state,
                 found,

@@ -41,10 +41,14 @@ pub enum WebhooksError {
 impl fmt::Display for WebhooksError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WebhooksError::Read { path, source } => write!(f, "{}: {source}", path.display()),
-            WebhooksError::Parse { path, source } => write!(f, "{}: {source}", path.display()),
+            WebhooksError::Read { path, source } => {
+                write!(f, "the webhooks file {}: {source}", path.display())
+            }
+            WebhooksError::Parse { path, source } => {
+                write!(f, "the webhooks file {}: {source}", path.display())
+            }
             WebhooksError::Invalid { path, problem } => {
-                write!(f, "{}: {problem}", path.display())
+                write!(f, "the webhooks file {}: {problem}", path.display())
             }
         }
     }
@@ -284,7 +288,8 @@ pub(super) mod tests {
         let e = Webhooks::read(&missing).unwrap_err();
         assert!(matches!(e, WebhooksError::Read { .. }), "{e:?}");
         assert!(
-            e.to_string().starts_with(&missing.display().to_string()),
+            e.to_string()
+                .starts_with(&format!("the webhooks file {}", missing.display())),
             "{e}"
         );
         let broken = dir.join("broken.json");
