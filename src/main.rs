@@ -3,11 +3,12 @@
 //! `serve` the HTTP service (feature `server`) and manage its `accounts`.
 //!
 //! Exit status: 0 on success; 2 for a bad request (query, parameter, unknown catalog,
-//! language, card or expansion), a command line that cannot be carried out (an output
-//! that exists without `--force`), or a `serve` or `accounts` configuration that cannot
-//! start (a state, snapshot, webhooks or CA file, an address), with the error on stderr (a
-//! query error with its caret); 1 when the snapshot cannot be loaded for a search, an
-//! import fails, or the server stops with an error.
+//! language, card or expansion), a command line that cannot be carried out (`generate`
+//! over an output that exists without `--force`, a `--data` folder or state that is not
+//! there), or a `serve` or `accounts` configuration that cannot start (a state, snapshot,
+//! webhooks or CA file, an address), with the error on stderr (a query error with its
+//! caret); 1 when the snapshot cannot be loaded for a search, an import fails (its output
+//! existing without `--force` included), or the server stops with an error.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -217,6 +218,14 @@ enum AccountsCommand {
     },
 }
 
+/// A state an `accounts` command opened, the runtime its calls run on, and its URL.
+#[cfg(feature = "server")]
+type OpenedState = (
+    tokio::runtime::Runtime,
+    cardex::server::state::State,
+    cardex::server::state::StateUrl,
+);
+
 /// The state database an `accounts` command works on.
 #[cfg(feature = "server")]
 #[derive(Debug, Args)]
@@ -248,17 +257,7 @@ impl StateArg {
 
     /// Opens a state that must exist already (a command that reads it, or changes what
     /// is in it): a missing SQLite file is an error, not a new empty state.
-    fn open_existing(
-        self,
-        command: &str,
-    ) -> Result<
-        (
-            tokio::runtime::Runtime,
-            cardex::server::state::State,
-            cardex::server::state::StateUrl,
-        ),
-        Failure,
-    > {
+    fn open_existing(self, command: &str) -> Result<OpenedState, Failure> {
         let url = self.url()?;
         if let cardex::server::state::StateUrl::Sqlite(path) = &url {
             if !path.exists() {
@@ -271,29 +270,11 @@ impl StateArg {
     }
 
     /// Opens the state (an SQLite file is created when missing), on a runtime of its own.
-    fn open(
-        self,
-    ) -> Result<
-        (
-            tokio::runtime::Runtime,
-            cardex::server::state::State,
-            cardex::server::state::StateUrl,
-        ),
-        Failure,
-    > {
+    fn open(self) -> Result<OpenedState, Failure> {
         Self::open_url(self.url()?)
     }
 
-    fn open_url(
-        url: cardex::server::state::StateUrl,
-    ) -> Result<
-        (
-            tokio::runtime::Runtime,
-            cardex::server::state::State,
-            cardex::server::state::StateUrl,
-        ),
-        Failure,
-    > {
+    fn open_url(url: cardex::server::state::StateUrl) -> Result<OpenedState, Failure> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

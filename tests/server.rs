@@ -871,6 +871,16 @@ fn a_bad_address_or_webhooks_file_is_named() {
         err.contains("the webhooks file /nonexistent/hooks.json: No such file"),
         "{err}"
     );
+    // A private CA is for webhooks: without them it is a usage error.
+    let (code, _, err) = cardex(&[
+        "serve",
+        "--data",
+        data,
+        "--webhook-ca",
+        "/nonexistent/ca.pem",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--webhooks <FILE>"), "{err}");
 }
 
 /// A mistyped state or snapshot folder is an error, not a new empty state no server

@@ -24,6 +24,9 @@ use serving::{scratch, Server};
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::ServerConfig;
 
+/// A planned answer that is a 200 after two seconds: past a short `timeout_ms`.
+const SLOW: u16 = 999;
+
 const SECRET_ALL: &str = "whsec_all_0123456789abcdef";
 const SECRET_GRADED: &str = "whsec_graded_0123456789abcdef";
 
@@ -41,7 +44,8 @@ struct Delivery {
 }
 
 /// A webhook receiver: records every POST and answers with the next planned status
-/// (200 once the plan is empty).
+/// (200 once the plan is empty): a 3xx with `Location: /moved`, and [`SLOW`] as a 200
+/// after two seconds.
 #[derive(Clone, Default)]
 struct Receiver {
     got: Arc<Mutex<Vec<Delivery>>>,
@@ -111,7 +115,7 @@ impl Receiver {
                       body: Bytes| {
                     let me = me.clone();
                     async move {
-                        let status = me.plan.lock().unwrap().pop_front().unwrap_or(200);
+                        let mut status = me.plan.lock().unwrap().pop_front().unwrap_or(200);
                         let header = |name: &str| {
                             headers
                                 .get(name)
@@ -127,7 +131,19 @@ impl Receiver {
                             answered: status,
                             at: Instant::now(),
                         });
-                        StatusCode::from_u16(status).unwrap()
+                        if status == SLOW {
+                            tokio::time::sleep(Duration::from_secs(2)).await;
+                            status = 200;
+                        }
+                        let code = StatusCode::from_u16(status).unwrap();
+                        let mut answer = axum::response::IntoResponse::into_response(code);
+                        if code.is_redirection() {
+                            answer.headers_mut().insert(
+                                axum::http::header::LOCATION,
+                                axum::http::HeaderValue::from_static("/moved"),
+                            );
+                        }
+                        answer
                     }
                 },
             ),
@@ -849,6 +865,46 @@ async fn a_reload_the_outbox_refuses_keeps_the_old_snapshot_and_is_published_lat
         event_of(&got[0])["name"],
         "pokemon.expansions.prices.raw_updated"
     );
+    server.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A redirect is a failed attempt, not followed (a receiver's address is what its
+/// subscription says), and an attempt past `timeout_ms` is a failure that is retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_not_followed_and_slow_answers_time_out() {
+    let dir = scratch("redirect-timeout");
+    let data = snapshot_copy(&dir);
+    let receiver = Receiver::default();
+    receiver.plan.lock().unwrap().extend([307, SLOW]);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    receiver.listen(listener).await;
+    let hooks = webhooks_file(
+        &dir,
+        port,
+        json!({"first_delay_ms": 50, "max_delay_ms": 100, "timeout_ms": 500}),
+    );
+    let server = Server::start_on(&data, &reload_on_hup_only(&hooks));
+    edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
+        c["variants"][0]["prices"][0]["market"] = json!(12.5);
+    });
+    server.signal("HUP");
+    let got = receiver.wait_for_ok(1).await;
+    let log = server.wait_for("event=webhook_delivered", 1);
+    let answered: Vec<(String, u16)> = got.iter().map(|d| (d.path.clone(), d.answered)).collect();
+    assert_eq!(
+        answered,
+        [
+            ("all".to_string(), 307),
+            ("all".into(), SLOW),
+            ("all".into(), 200)
+        ],
+        "nothing went to /moved"
+    );
+    assert!(log.contains("attempt 1 failed (HTTP 307)"), "{log}");
+    assert!(log.contains("attempt 2 failed (timed out"), "{log}");
+    assert!(log.contains("(attempt 3)"), "{log}");
     server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -211,7 +211,7 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
         Ok(hits) => hits,
         Err(e) => {
             // The engine's message, in the names the request used.
-            let status = StatusCode::from_u16(crate::server::error_status(&e))
+            let status = StatusCode::from_u16(crate::server::errors::error_status(&e))
                 .unwrap_or(StatusCode::BAD_REQUEST);
             return refuse(status, query::v2_spelling(&e.message(), of));
         }

@@ -100,7 +100,7 @@ impl V2View {
         }
 
         // v2's `updatedAt` of the prices: when this snapshot's prices were rendered.
-        let rendered = crate::server::rfc3339(std::time::SystemTime::now())
+        let rendered = crate::server::clock::rfc3339(std::time::SystemTime::now())
             .get(..10)
             .unwrap_or_default()
             .replace('-', "/");
