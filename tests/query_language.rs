@@ -389,20 +389,23 @@ fn known_field_with_unknown_value_matches_nothing() {
     assert_eq!(ids("pokemon", "name:\"...\""), Vec::<String>::new());
 }
 
+/// The ids of the bundled pokemon catalog's expansions matching `q`, in default order.
+fn pokemon_expansions(q: &str) -> Vec<String> {
+    let pokemon = support::catalog("pokemon");
+    let hits = pokemon
+        .expansion_hits(&SearchRequest::new(q).page_size(1000))
+        .unwrap();
+    hits.record_ids
+        .iter()
+        .map(|&r| pokemon.expansions().record_id(r).into_owned())
+        .collect()
+}
+
 /// Dates (`YYYY/MM/DD` or `YYYY-MM-DD`) compare as the numbers `YYYYMMDD`, in ranges and
 /// comparisons, whichever separator the data and the query use.
 #[test]
 fn dates_compare_in_ranges_and_comparisons() {
-    let expansions = |q: &str| -> Vec<String> {
-        let pokemon = support::catalog("pokemon");
-        let hits = pokemon
-            .expansion_hits(&SearchRequest::new(q).page_size(1000))
-            .unwrap();
-        hits.record_ids
-            .iter()
-            .map(|&r| pokemon.expansions().record_id(r).into_owned())
-            .collect()
-    };
+    let expansions = pokemon_expansions;
     // In default order (oldest first): emc 2023/05/19, ltc 2024/03/22, bfl_ja 2024/07/12,
     // ddw 2025/01/31; ssm_ja has no date.
     assert_eq!(
@@ -436,16 +439,7 @@ fn dates_compare_in_ranges_and_comparisons() {
 /// round partial dates; on a field holding other numbers too it stays the number.
 #[test]
 fn a_bare_year_on_a_field_of_dates_is_that_year() {
-    let expansions = |q: &str| -> Vec<String> {
-        let pokemon = support::catalog("pokemon");
-        let hits = pokemon
-            .expansion_hits(&SearchRequest::new(q).page_size(1000))
-            .unwrap();
-        hits.record_ids
-            .iter()
-            .map(|&r| pokemon.expansions().record_id(r).into_owned())
-            .collect()
-    };
+    let expansions = pokemon_expansions;
     // emc 2023/05/19, ltc 2024/03/22, bfl_ja 2024/07/12, ddw 2025/01/31.
     assert_eq!(expansions("release_date>=2024"), ["ltc", "bfl_ja", "ddw"]);
     assert_eq!(expansions("release_date>2024"), ["ddw"]);

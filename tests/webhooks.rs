@@ -80,6 +80,14 @@ impl Receiver {
         tokio::spawn(async move { axum::serve(listener, app).await });
     }
 
+    /// Listens on a free port of 127.0.0.1; returns the port.
+    async fn listen_on_loopback(&self) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        self.listen(listener).await;
+        port
+    }
+
     /// Listens for `https://` deliveries: TLS by rustls with `tls`'s certificate, then the
     /// same routes over hyper's HTTP/1.
     async fn listen_tls(&self, listener: tokio::net::TcpListener, tls: Arc<ServerConfig>) {
@@ -250,9 +258,7 @@ async fn a_folder_change_sends_exactly_the_right_signed_events() {
     let dir = scratch("events");
     let data = snapshot_copy(&dir);
     let receiver = Receiver::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    receiver.listen(listener).await;
+    let port = receiver.listen_on_loopback().await;
     let hooks = webhooks_file(&dir, port, json!({}));
     let server = Server::start_on(
         &data,
@@ -520,9 +526,7 @@ async fn an_event_is_retried_at_least_four_times_before_it_is_given_up() {
     let data = snapshot_copy(&dir);
     let receiver = Receiver::default();
     receiver.plan.lock().unwrap().extend([500; 100]);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    receiver.listen(listener).await;
+    let port = receiver.listen_on_loopback().await;
     // Give up as soon as allowed: still one attempt and four retries.
     let hooks = webhooks_file(
         &dir,
@@ -700,9 +704,7 @@ async fn replicas_on_postgres_make_one_event_per_change_and_take_over_a_dead_hol
     let receiver = Receiver::default();
     // The first attempt fails; the retry waits 2 to 4 s (the first delay with jitter).
     receiver.plan.lock().unwrap().push_back(503);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    receiver.listen(listener).await;
+    let port = receiver.listen_on_loopback().await;
     let hooks = webhooks_file(
         &dir,
         port,
@@ -809,9 +811,7 @@ async fn a_reload_the_outbox_refuses_keeps_the_old_snapshot_and_is_published_lat
     let dir = scratch("refused-reload");
     let data = snapshot_copy(&dir);
     let receiver = Receiver::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    receiver.listen(listener).await;
+    let port = receiver.listen_on_loopback().await;
     let hooks = webhooks_file(
         &dir,
         port,
@@ -877,9 +877,7 @@ async fn redirects_are_not_followed_and_slow_answers_time_out() {
     let data = snapshot_copy(&dir);
     let receiver = Receiver::default();
     receiver.plan.lock().unwrap().extend([307, SLOW]);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    receiver.listen(listener).await;
+    let port = receiver.listen_on_loopback().await;
     let hooks = webhooks_file(
         &dir,
         port,
