@@ -686,8 +686,18 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
 ///
 /// # Errors
 ///
-/// I/O errors.
+/// [`io::ErrorKind::InvalidInput`] for a catalog name that cannot name a catalog folder
+/// (`[a-z0-9_-]+`), before anything is written; I/O errors.
 pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
+    if !crate::load::valid_catalog_name(&options.catalog) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "`{}` cannot name a catalog: use lower-case letters, digits, `_` and `-`",
+                options.catalog
+            ),
+        ));
+    }
     let root = dir.join(&options.catalog);
     if root.exists() {
         fs::remove_dir_all(&root)?;

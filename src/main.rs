@@ -539,7 +539,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 seed,
                 catalog,
             };
-            let stats = cardex::generate::write_snapshot(&dest, &options).map_err(Failure::Io)?;
+            let stats =
+                cardex::generate::write_snapshot(&dest, &options).map_err(|e| match e.kind() {
+                    io::ErrorKind::InvalidInput => Failure::Usage(e.to_string()),
+                    _ => Failure::Io(e),
+                })?;
             eprintln!(
                 "generated {} cards in {} expansions ({:.1} MiB of JSON) into {} in {:.2} s",
                 stats.cards,

@@ -364,5 +364,22 @@ fn generate_writes_a_seeded_snapshot_and_refuses_to_overwrite() {
         first,
         "same seed, same bytes"
     );
+    // A catalog name no folder can have writes nothing.
+    let bad = cardex(&[
+        "generate",
+        "--cards",
+        "10",
+        "--out",
+        o,
+        "--catalog",
+        "Bad Name",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("`Bad Name` cannot name a catalog"),
+        "{}",
+        stderr(&bad)
+    );
+    assert!(!out.join("Bad Name").exists());
     std::fs::remove_dir_all(&out).unwrap();
 }
