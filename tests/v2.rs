@@ -417,6 +417,32 @@ async fn v2_queries_paging_order_and_errors() {
         body["error"]["message"].as_str().unwrap().contains("name"),
         "{body}"
     );
+    // A field of v2's card or set object that no record here has (the data set carries
+    // no prices) is selected as v2 selects it: the records come without it.
+    let (s, body) = get(&client, &url("/v2/cards?select=id,tcgplayer&pageSize=2")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let first = body["data"][0].as_object().unwrap();
+    assert!(first.contains_key("id"), "{body}");
+    assert_eq!(
+        first.len(),
+        1 + usize::from(first.contains_key("tcgplayer")),
+        "{body}"
+    );
+    let (s, body) = get(
+        &client,
+        &url("/v2/sets?select=id,updatedAt,images&pageSize=1"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let (s, body) = get(&client, &url("/v2/cards?select=tcgplayr")).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `tcgplayer`?"),
+        "{body}"
+    );
     // Messages name fields as the request did.
     let message = |body: &Value| body["error"]["message"].as_str().unwrap().to_string();
     let (s, body) = get(&client, &url("/v2/cards?q=set.nmae:base")).await;
@@ -533,6 +559,13 @@ async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], json!(401));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a pokemontcg.io key is not): send a key this server made, or none (5 requests a minute"),
+        "{body}"
+    );
     // /v1 still needs both headers.
     let response = with_key("/ptcg/v1/cards").await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);

@@ -113,6 +113,12 @@ async fn metered(
                 "invalid_credentials",
                 if named_team.is_some() {
                     "the API key is not one of this team's keys".into()
+                } else if v2.is_some() {
+                    // An app moved from pokemontcg.io may still send that service's key.
+                    let (limit, _) = service.v2.anonymous.limit();
+                    format!(
+                        "the API key is not one of this server's keys (a pokemontcg.io key is not): send a key this server made, or none ({limit} requests a minute from each address)"
+                    )
                 } else {
                     "the API key is not known".into()
                 },

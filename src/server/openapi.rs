@@ -261,12 +261,7 @@ fn v2_operation(operation: &mut Value, path: &str, catalog: &Catalog, view: &V2V
                 )
             }
             "v2_select" => {
-                let fields = if cards {
-                    view.card_fields()
-                } else {
-                    view.set_fields()
-                };
-                let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+                let fields = super::v2::selectable(view, cards);
                 let example = ["id", "name"]
                     .iter()
                     .filter(|f| fields.contains(f))

@@ -4,8 +4,9 @@
 //!
 //! - `GET /v2/cards` and `/v2/sets`: `q` (v2's field spellings, see `query.rs`), `page`
 //!   (from 1), `pageSize` (1 to 250, default 250), `orderBy` (`-set.releaseDate,number`),
-//!   `select` (top-level fields); `{data, page, pageSize, count, totalCount}`. Other
-//!   parameters are ignored, as v2 ignored them.
+//!   `select` (top-level fields: those the records have and those of v2's card and set
+//!   objects, which a record without them answers without); `{data, page, pageSize,
+//!   count, totalCount}`. Other parameters are ignored, as v2 ignores them.
 //! - `GET /v2/cards/{id}` and `/v2/sets/{id}`: `{data: {...}}` (`select` applies).
 //! - `GET /v2/types`, `/v2/subtypes`, `/v2/supertypes`, `/v2/rarities`: `{data: [...]}`,
 //!   the values the catalog's English cards hold.
@@ -288,20 +289,81 @@ fn one(catalog: &Catalog, view: &V2View, route: V2Route, id: &str, params: &Para
 /// `select`: the top-level fields kept, or all.
 struct Select(Option<Vec<String>>);
 
+/// The top-level fields of v2's card object (docs.pokemontcg.io, "The card object"): a
+/// `select` may name them whether or not this catalog's cards have them (`tcgplayer` on a
+/// catalog without prices), as v2's clients do.
+const V2_CARD_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "supertype",
+    "subtypes",
+    "level",
+    "hp",
+    "types",
+    "evolvesFrom",
+    "evolvesTo",
+    "rules",
+    "ancientTrait",
+    "abilities",
+    "attacks",
+    "weaknesses",
+    "resistances",
+    "retreatCost",
+    "convertedRetreatCost",
+    "set",
+    "number",
+    "artist",
+    "rarity",
+    "flavorText",
+    "nationalPokedexNumbers",
+    "legalities",
+    "regulationMark",
+    "images",
+    "tcgplayer",
+    "cardmarket",
+];
+
+/// The top-level fields of v2's set object, as [`V2_CARD_FIELDS`] for sets.
+const V2_SET_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "series",
+    "printedTotal",
+    "total",
+    "legalities",
+    "ptcgoCode",
+    "releaseDate",
+    "updatedAt",
+    "images",
+];
+
+/// The fields a `select` on cards (or on sets) may name: those the records have, then
+/// those of v2's object that they lack.
+pub(crate) fn selectable(view: &V2View, cards: bool) -> Vec<&str> {
+    let (known, documented) = if cards {
+        (view.card_fields(), V2_CARD_FIELDS)
+    } else {
+        (view.set_fields(), V2_SET_FIELDS)
+    };
+    let mut all: Vec<&str> = known.iter().map(String::as_str).collect();
+    for field in documented {
+        if !all.contains(field) {
+            all.push(field);
+        }
+    }
+    all
+}
+
 impl Select {
     fn new(select: Option<&str>, view: &V2View, cards: bool) -> Result<Select, String> {
         let Some(text) = select.filter(|s| !s.trim().is_empty()) else {
             return Ok(Select(None));
         };
-        let known = if cards {
-            view.card_fields()
-        } else {
-            view.set_fields()
-        };
+        let selectable = selectable(view, cards);
         let mut fields = Vec::new();
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            if !known.iter().any(|k| k == name) {
-                let hint = crate::naming::suggest(name, known.iter().map(String::as_str))
+            if !selectable.contains(&name) {
+                let hint = crate::naming::suggest(name, selectable.iter().copied())
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
                 let what = if cards { "card" } else { "set" };
