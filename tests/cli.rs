@@ -204,6 +204,10 @@ fn explain_goes_to_stderr() {
         stderr(&o)
     );
     assert!(stdout(&o).contains("\"total_count\":2"));
+    // The plan is of a request that would run: a bad select prints none.
+    let o = cardex(&["search", "onepiece", "--explain", "", "--select", "bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains("ALL"), "{}", stderr(&o));
     // Expansions have plans too.
     let o = cardex(&["expansions", "onepiece", "--explain", "id:OP01"]);
     assert!(o.status.success());

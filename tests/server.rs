@@ -847,7 +847,14 @@ fn shutdown_finishes_a_request_in_flight_and_keeps_its_charge() {
 /// is not there), and a webhooks file that cannot be read is named as one.
 #[test]
 fn a_bad_address_or_webhooks_file_is_named() {
-    for addr in ["garbage", "127.0.0.1", ":8080", "127.0.0.1:99999"] {
+    for addr in [
+        "garbage",
+        "127.0.0.1",
+        ":8080",
+        "127.0.0.1:99999",
+        "::1",
+        "fe80::1",
+    ] {
         let (code, _, err) = cardex(&["serve", "--data", "/nonexistent", "--addr", addr]);
         assert_eq!(code, Some(2), "{err}");
         assert!(

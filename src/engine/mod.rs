@@ -556,7 +556,10 @@ impl Catalog {
             req,
             within,
             MAX_PAGE_SIZE,
-            |_| Ok(()),
+            |collection| {
+                parse_select(collection, req.select)?;
+                parse_include(target, req.include).map(drop)
+            },
             |plan, _, ()| plan.explain(),
         )
     }

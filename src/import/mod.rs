@@ -298,9 +298,10 @@ impl SnapshotWriter {
             });
             ImportError::new(Some(&self.out), ImportErrorKind::Unloadable(Box::new(e)))
         })?;
-        // The old output moves aside under a name of this process's own (one left by a
-        // killed import is removed first), then goes.
-        let mut old_name = self.staging.file_name().unwrap_or_default().to_owned();
+        // The old output moves aside to `.{name}.old` (what a killed import left there, a
+        // copy of an output being replaced, is removed first), then goes.
+        let mut old_name = std::ffi::OsString::from(".");
+        old_name.push(self.out.file_name().unwrap_or_default());
         old_name.push(".old");
         let old = self.staging.with_file_name(old_name);
         let replacing = self.force && fs::symlink_metadata(&self.out).is_ok();

@@ -526,6 +526,8 @@ mod tests {
         let name = out.file_name().unwrap().to_str().unwrap();
         fs::create_dir_all(parent.join(format!(".{name}.old/x"))).unwrap();
         import(&src, &out, &options, &|_| {}).unwrap();
+        assert!(!parent.join(format!(".{name}.old")).exists());
+        fs::create_dir_all(parent.join(format!(".{name}.old/x"))).unwrap();
         fs::remove_dir_all(&out).unwrap();
         fs::write(&out, "a file").unwrap();
         import(&src, &out, &options, &|_| {}).unwrap();
@@ -533,10 +535,13 @@ mod tests {
         let left: Vec<String> = fs::read_dir(parent)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(&format!(".{name}.")) && n != &format!(".{name}.old"))
+            .filter(|n| n.starts_with(&format!(".{name}.")))
             .collect();
-        assert_eq!(left, Vec::<String>::new());
-        fs::remove_dir_all(parent.join(format!(".{name}.old"))).unwrap();
+        assert_eq!(
+            left,
+            Vec::<String>::new(),
+            "the killed import's copy is gone too"
+        );
         // A catalog name no folder can have is refused before anything is converted.
         let bad = Options {
             catalog: "Bad Name".into(),

@@ -248,7 +248,8 @@ impl Accounts {
                         team.id
                     )));
                 }
-                if let Some(first) = keys.insert(key.sha256.as_str(), team.id.as_str()) {
+                let first = keys.insert(key.sha256.as_str(), team.id.as_str());
+                if let Some(first) = first.filter(|&first| first != team.id) {
                     return Err(invalid(format!(
                         "the key sha256 {} is listed twice (teams `{first}` and `{}`); a key belongs to one team",
                         key.sha256, team.id
@@ -539,6 +540,10 @@ mod tests {
             let err = Accounts::read(&path).unwrap_err().to_string();
             assert!(err.contains(says) && err.contains("accounts.json"), "{err}");
         }
+        // One team listing its key twice is harmless.
+        let twice = format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{0}\"}}, {{\"sha256\": \"{0}\"}}]}}]}}", "d".repeat(64));
+        std::fs::write(&path, twice).unwrap();
+        assert_eq!(Accounts::read(&path).unwrap().teams[0].keys.len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -115,9 +115,14 @@ async fn metered(
                     "the API key is not one of this team's keys".into()
                 } else if v2.is_some() {
                     // An app moved from pokemontcg.io may still send that service's key.
-                    let (limit, _) = service.v2.anonymous.limit();
+                    let without = match service.v2.anonymous.limit().0 {
+                        0 => String::new(),
+                        limit => {
+                            format!(", or none ({limit} requests a minute from each address)")
+                        }
+                    };
                     format!(
-                        "the API key is not one of this server's keys (a pokemontcg.io key is not): send a key this server made, or none ({limit} requests a minute from each address)"
+                        "the API key is not one of this server's keys (a pokemontcg.io key is not): send a key this server made{without}"
                     )
                 } else {
                     "the API key is not known".into()

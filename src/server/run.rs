@@ -150,7 +150,11 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         .addr
         .rsplit_once(':')
         .map(|(host, port)| (host, port.parse::<u16>()));
-    if !matches!(port, Some((host, Ok(_))) if !host.is_empty()) {
+    let host_ok = |host: &str| {
+        // An IPv6 address is in brackets: a `:` elsewhere means the port is missing.
+        !host.is_empty() && (!host.contains(':') || (host.starts_with('[') && host.ends_with(']')))
+    };
+    if !matches!(port, Some((host, Ok(_))) if host_ok(host)) {
         return Err(ServeError::Listen {
             addr: config.addr.clone(),
             source: io::Error::new(

@@ -238,37 +238,77 @@ impl std::error::Error for StateError {
 
 /// `url` with its passwords (if any) replaced by `***`, for messages and logs: the one in
 /// the user information, which runs to the first `@` as the PostgreSQL driver reads it
-/// (so a `/` in the password is hidden too), and any `password=` parameter.
+/// (so a `/` in the password is hidden too), and the value of every `password=` pair
+/// wherever it stands (its name percent-decoded, as the driver decodes it).
 fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return hide_password_pairs(url);
     };
     let mut out = format!("{scheme}://");
-    let rest = match rest.split_once('@') {
-        Some((userinfo, rest)) => {
+    let after = match rest.split_once('@') {
+        Some((userinfo, after)) => {
             match userinfo.split_once(':') {
-                Some((user, _)) => out.push_str(&format!("{user}:***@")),
-                None => out.push_str(&format!("{userinfo}@")),
+                Some((user, _)) => {
+                    out.push_str(&hide_password_pairs(user));
+                    out.push_str(":***");
+                }
+                None => out.push_str(&hide_password_pairs(userinfo)),
             }
-            rest
+            out.push('@');
+            after
         }
         None => rest,
     };
-    let Some((address, parameters)) = rest.split_once('?') else {
-        out.push_str(rest);
-        return out;
-    };
-    out.push_str(address);
-    out.push('?');
-    let parameters: Vec<String> = parameters
-        .split('&')
-        .map(|p| match p.split_once('=') {
-            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
-            _ => p.to_string(),
-        })
-        .collect();
-    out.push_str(&parameters.join("&"));
+    out.push_str(&hide_password_pairs(after));
     out
+}
+
+/// `text` with the value of each `password=` pair (pairs split at `?` and `&`) replaced
+/// by `***`.
+fn hide_password_pairs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let end = rest.find(['?', '&']).unwrap_or(rest.len());
+        let (pair, after) = rest.split_at(end);
+        match pair.split_once('=') {
+            Some((key, _)) if percent_decoded(key).eq_ignore_ascii_case("password") => {
+                out.push_str(key);
+                out.push_str("=***");
+            }
+            _ => out.push_str(pair),
+        }
+        let Some(separator) = after.chars().next() else {
+            return out;
+        };
+        out.push(separator);
+        rest = &after[1..];
+    }
+}
+
+/// `text` with its `%XX` escapes decoded (an escape that is not one is kept).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The credit cost of the endpoint named `name` in `costs`.
@@ -552,15 +592,31 @@ impl State {
 /// The default state beside the snapshot folder `data`: `<data>.state.db`, an SQLite file
 /// next to the folder (so `data/` gets `data.state.db`).
 pub fn default_state(data: &Path) -> StateUrl {
-    // The folder's own name and place: `.` or `snap/..` name the folder they lead to.
-    let folder = std::fs::canonicalize(data)
-        .or_else(|_| std::path::absolute(data))
-        .unwrap_or_else(|_| data.to_path_buf());
-    let mut name = folder
+    // The name is the folder's as the path gives it, `.` and `..` taken as the folders
+    // they stand for (`snap/.` is `snap`) but a link kept (`/srv/current`, a link to a
+    // release, is `current`); the place is beside the folder the path leads to.
+    let mut lexical = PathBuf::new();
+    for part in std::path::absolute(data)
+        .unwrap_or_else(|_| data.to_path_buf())
+        .components()
+    {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    let mut name = lexical
         .file_name()
         .map_or_else(|| std::ffi::OsString::from("data"), ToOwned::to_owned);
     name.push(".state.db");
-    let parent = folder.parent().map(Path::to_path_buf).unwrap_or_default();
+    let parent = std::fs::canonicalize(data)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .or_else(|| lexical.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
     StateUrl::Sqlite(parent.join(name))
 }
 
@@ -612,6 +668,18 @@ mod tests {
                 "postgresql://cardex@/cardex?host=/run/postgresql",
                 "postgresql://cardex@/cardex?host=/run/postgresql",
             ),
+            (
+                "postgres://h/db?password=p@ss",
+                "postgres://h/db?password=***@ss",
+            ),
+            (
+                "postgres://u@h/db?application_name=a@b&password=hunter2",
+                "postgres://u@h/db?application_name=a@b&password=***",
+            ),
+            (
+                "postgres://u@h/db?pass%77ord=hunter2&connect_timeout=2",
+                "postgres://u@h/db?pass%77ord=***&connect_timeout=2",
+            ),
         ] {
             assert_eq!(StateUrl::parse(url).unwrap().to_string(), shown);
         }
@@ -641,6 +709,20 @@ mod tests {
                 StateUrl::Sqlite(std::fs::canonicalize(&dir).unwrap().join("snap.state.db")),
                 "{}",
                 path.display()
+            );
+        }
+        // A link to a release keeps its own name, beside the release: switching the link
+        // to another release keeps the state.
+        std::fs::create_dir_all(dir.join("releases/r42")).unwrap();
+        std::fs::create_dir_all(dir.join("releases/r43")).unwrap();
+        let link = dir.join("current");
+        let releases = std::fs::canonicalize(dir.join("releases")).unwrap();
+        for release in ["r42", "r43"] {
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(dir.join("releases").join(release), &link).unwrap();
+            assert_eq!(
+                default_state(&link),
+                StateUrl::Sqlite(releases.join("current.state.db"))
             );
         }
         std::fs::remove_dir_all(&dir).unwrap();
