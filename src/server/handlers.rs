@@ -226,27 +226,9 @@ pub(super) fn path_is_utf8(path: &str) -> bool {
     if !path.contains('%') {
         return true;
     }
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(high), Some(low)) => {
-                decoded.push((high * 16 + low) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                decoded.push(b);
-                i += 1;
-            }
-        }
-    }
-    std::str::from_utf8(&decoded).is_ok()
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .is_ok()
 }
 
 /// The path's parameters, by name.

@@ -272,7 +272,11 @@ fn hide_password_pairs(text: &str) -> String {
         let end = rest.find(['?', '&']).unwrap_or(rest.len());
         let (pair, after) = rest.split_at(end);
         match pair.split_once('=') {
-            Some((key, _)) if percent_decoded(key).eq_ignore_ascii_case("password") => {
+            Some((key, _))
+                if percent_encoding::percent_decode_str(key)
+                    .decode_utf8_lossy()
+                    .eq_ignore_ascii_case("password") =>
+            {
                 out.push_str(key);
                 out.push_str("=***");
             }
@@ -284,31 +288,6 @@ fn hide_password_pairs(text: &str) -> String {
         out.push(separator);
         rest = &after[1..];
     }
-}
-
-/// `text` with its `%XX` escapes decoded (an escape that is not one is kept).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(high), Some(low)) => {
-                out.push((high * 16 + low) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The credit cost of the endpoint named `name` in `costs`.
