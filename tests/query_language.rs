@@ -389,6 +389,14 @@ fn known_field_with_unknown_value_matches_nothing() {
     assert_eq!(ids("pokemon", "name:\"...\""), Vec::<String>::new());
 }
 
+/// The ids of `catalog`'s cards matching `q`, in default order (the first page).
+fn card_ids(catalog: &cardex::Catalog, q: &str) -> Vec<String> {
+    let hits = catalog.hits(&SearchRequest::new(q)).unwrap();
+    hits.ids(catalog.cards())
+        .map(|id| id.into_owned())
+        .collect()
+}
+
 /// The ids of the bundled pokemon catalog's expansions matching `q`, in default order.
 fn pokemon_expansions(q: &str) -> Vec<String> {
     let pokemon = support::catalog("pokemon");
@@ -464,13 +472,7 @@ fn a_bare_year_on_a_field_of_dates_is_that_year() {
     );
     let engine = cardex::Engine::open(dir.path()).unwrap();
     let catalog = engine.catalog("c").unwrap();
-    let found = |q: &str| -> Vec<String> {
-        let hits = catalog.hits(&SearchRequest::new(q)).unwrap();
-        hits.record_ids
-            .iter()
-            .map(|&r| catalog.cards().record_id(r).into_owned())
-            .collect()
-    };
+    let found = |q: &str| card_ids(catalog, q);
     // A field of dates: text that is no number ("TBA") leaves it one.
     assert_eq!(found("released>2020"), ["b"]);
     assert_eq!(found("released:2020"), ["a"]);
@@ -496,13 +498,7 @@ fn case_folding_meets_sharp_s_and_final_sigma() {
     );
     let engine = cardex::Engine::open(dir.path()).unwrap();
     let catalog = engine.catalog("c").unwrap();
-    let found = |q: &str| -> Vec<String> {
-        let hits = catalog.hits(&SearchRequest::new(q)).unwrap();
-        hits.record_ids
-            .iter()
-            .map(|&r| catalog.cards().record_id(r).into_owned())
-            .collect()
-    };
+    let found = |q: &str| card_ids(catalog, q);
     assert_eq!(found("name:WEISSER"), ["a"]);
     assert_eq!(found("name:weiße"), ["b"]);
     assert_eq!(found("name:weiss*"), ["a", "b"]);
