@@ -24,7 +24,7 @@ use serving::{scratch, Server};
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::ServerConfig;
 
-/// A planned answer that is a 200 after two seconds: past a short `timeout_ms`.
+/// A planned answer that is a 200 after four seconds: past a short `timeout_ms`.
 const SLOW: u16 = 999;
 
 const SECRET_ALL: &str = "whsec_all_0123456789abcdef";
@@ -45,7 +45,7 @@ struct Delivery {
 
 /// A webhook receiver: records every POST and answers with the next planned status
 /// (200 once the plan is empty): a 3xx with `Location: /moved`, and [`SLOW`] as a 200
-/// after two seconds.
+/// after four seconds.
 #[derive(Clone, Default)]
 struct Receiver {
     got: Arc<Mutex<Vec<Delivery>>>,
@@ -140,7 +140,7 @@ impl Receiver {
                             at: Instant::now(),
                         });
                         if status == SLOW {
-                            tokio::time::sleep(Duration::from_secs(2)).await;
+                            tokio::time::sleep(Duration::from_secs(4)).await;
                             status = 200;
                         }
                         let code = StatusCode::from_u16(status).unwrap();
@@ -881,7 +881,7 @@ async fn redirects_are_not_followed_and_slow_answers_time_out() {
     let hooks = webhooks_file(
         &dir,
         port,
-        json!({"first_delay_ms": 50, "max_delay_ms": 100, "timeout_ms": 500}),
+        json!({"first_delay_ms": 50, "max_delay_ms": 100, "timeout_ms": 1500}),
     );
     let server = Server::start_on(&data, &reload_on_hup_only(&hooks));
     edit_card(&data, "pokemon/cards/ddw.json", "ddw-3", |c| {
