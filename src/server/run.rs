@@ -447,13 +447,8 @@ fn private_roots(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Se
         client = client.add_root_certificate(root.clone());
     }
     if let Err(e) = client.build() {
-        let mut reason = String::from("a certificate in it cannot be used");
-        let mut source = std::error::Error::source(&e);
-        while let Some(cause) = source {
-            reason.push_str(&format!(": {cause}"));
-            source = cause.source();
-        }
-        return Err(bad(reason));
+        let causes = super::state::causes(&e);
+        return Err(bad(format!("a certificate in it cannot be used{causes}")));
     }
     Ok(roots)
 }

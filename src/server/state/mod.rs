@@ -178,18 +178,8 @@ impl fmt::Display for StateError {
             } => {
                 // The driver's own words say what failed; its causes say why (connection
                 // refused, no such socket, a timeout).
-                write!(f, "{state}: cannot {doing}: {source}")?;
-                let mut said = source.to_string();
-                let mut cause = source.source();
-                while let Some(c) = cause {
-                    let text = c.to_string();
-                    if !said.contains(&text) {
-                        write!(f, ": {text}")?;
-                        said = text;
-                    }
-                    cause = c.source();
-                }
-                Ok(())
+                let causes = causes(source.as_ref());
+                write!(f, "{state}: cannot {doing}: {source}{causes}")
             }
             StateError::NewerSchema {
                 state,
@@ -234,6 +224,24 @@ impl std::error::Error for StateError {
             _ => None,
         }
     }
+}
+
+/// The words of `error`'s causes, each after `: `, leaving out one whose words the error
+/// before it already said (drivers often repeat their cause).
+pub(crate) fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut said = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !said.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+            said = text;
+        }
+        cause = c.source();
+    }
+    out
 }
 
 /// `url` with its passwords (if any) replaced by `***`, for messages and logs: the one in
