@@ -799,9 +799,9 @@ async fn replicas_on_postgres_make_one_event_per_change_and_take_over_a_dead_hol
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A reload whose events the outbox cannot take (the database is down) is refused: the
-/// old snapshot keeps serving, and once the database is back the watcher publishes the
-/// change, whether the refused reload was the watcher's or a SIGHUP's; one event.
+/// A reload whose events the outbox cannot take (the database is down) is refused, the
+/// watcher's and a SIGHUP's alike: the old snapshot keeps serving, and once the database
+/// is back the watcher publishes the change, as one event.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_the_outbox_refuses_keeps_the_old_snapshot_and_is_published_later() {
     let Some(pg) = serving::postgres::Cluster::start("refused-reload") else {
