@@ -449,3 +449,30 @@ fn record_ids_are_the_ids_of_the_json() {
         }
     }
 }
+
+#[test]
+fn null_variants_printings_and_prices_count_as_absent() {
+    let dir = TempDir::new("nulls");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"},{"id":"e2"}]"#);
+    dir.write(
+        "c/cards/a.json",
+        r#"[{"id":"a","expansion_id":"e1","variants":null,"printings":null},
+            {"id":"b","expansion_id":"e1","variants":[{"printings":null,"prices":null}]},
+            {"id":"c","expansion_id":"e1","variants":[{"printings":["e2"],"prices":[{"condition":"NM","market":3}]}]}]"#,
+    );
+    let engine = Engine::open(dir.path()).unwrap();
+    let catalog = engine.catalog("c").unwrap();
+    let ids = |q: &str| {
+        let page = catalog
+            .search(&cardex::SearchRequest::new(q).page_size(10))
+            .unwrap();
+        support::page_ids(catalog, &page)
+    };
+    assert_eq!(ids("variants.prices:(condition:NM AND market>=1)"), ["c"]);
+    assert_eq!(ids("-variants.prices.market:*"), ["a", "b"]);
+    assert_eq!(ids("printings:e1"), ["a", "b", "c"]);
+    assert_eq!(ids("printings:e2"), ["c"]);
+    // Served as given.
+    let a = catalog.card("a", &cardex::ItemRequest::default()).unwrap();
+    assert!(a.json().contains(r#""variants":null"#), "{}", a.json());
+}

@@ -412,7 +412,8 @@ impl Preparer {
             }
         }
         match record.known(Known::Variants).map(|m| m.kind) {
-            None | Some(Kind::Array) => {}
+            // `null` counts as absent, as everywhere.
+            None | Some(Kind::Array | Kind::Null) => {}
             Some(other) => return Err(wrong_type("variants", "an array of objects", other)),
         }
         for (i, variant) in t.layout.variants.iter().enumerate() {
