@@ -692,10 +692,7 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     if !crate::load::valid_catalog_name(&options.catalog) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!(
-                "`{}` cannot name a catalog: use lower-case letters, digits, `_` and `-`",
-                options.catalog
-            ),
+            crate::load::invalid_catalog_name(&options.catalog),
         ));
     }
     let root = dir.join(&options.catalog);

@@ -165,7 +165,7 @@ impl fmt::Display for ImportError {
                 f.write_str("the output already exists; remove it, choose another, or replace it with --force")
             }
             ImportErrorKind::InvalidCatalogName { name } => {
-                write!(f, "`{name}` cannot name a catalog: use lower-case letters, digits, `_` and `-` (it is the catalog's folder and path segment)")
+                f.write_str(&crate::load::invalid_catalog_name(name))
             }
             ImportErrorKind::Unloadable(e) => {
                 write!(f, "the converted snapshot would not load, so nothing was written: {e}")

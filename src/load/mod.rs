@@ -439,6 +439,11 @@ pub(crate) fn valid_catalog_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
 }
 
+/// Why `name` cannot name a catalog, for a name [`valid_catalog_name`] refuses.
+pub(crate) fn invalid_catalog_name(name: &str) -> String {
+    format!("`{name}` cannot name a catalog: use lower-case letters, digits, `_` and `-` (it is the catalog's folder and path segment)")
+}
+
 /// Reads a file's array of records the general way: split into record texts first, then
 /// prepared in chunks in parallel.
 fn read_in_chunks(path: &Path, text: &str, kind: RecordKind) -> Result<FileOutput, LoadError> {
