@@ -71,7 +71,8 @@ fn example_url(server: &Server, doc: &Value, path: &str) -> String {
         if p["in"] == "path" {
             url = url.replace(&format!("{{{name}}}"), example);
         } else {
-            let encoded: String = form_urlencoded::byte_serialize(example.as_bytes()).collect();
+            let encoded =
+                percent_encoding::utf8_percent_encode(example, percent_encoding::NON_ALPHANUMERIC);
             query.push(format!("{name}={encoded}"));
         }
     }

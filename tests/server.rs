@@ -225,6 +225,48 @@ async fn every_endpoint_and_parameter_without_accounts() {
         e["error"]["details"]["allowed"],
         serde_json::json!(["select", "include", "casing"])
     );
+    // Expansions have no optional parts: `include` is not offered (an expansion's cards
+    // are cards, and take it).
+    for (path, allowed) in [
+        (
+            "/onepiece/v1/expansions?colour=red",
+            serde_json::json!(["q", "page", "page_size", "order_by", "select", "casing"]),
+        ),
+        (
+            "/onepiece/v1/expansions/OP01?colour=red",
+            serde_json::json!(["select", "casing"]),
+        ),
+        (
+            "/onepiece/v1/expansions/OP01/cards?colour=red",
+            serde_json::json!([
+                "q",
+                "page",
+                "page_size",
+                "order_by",
+                "select",
+                "include",
+                "casing"
+            ]),
+        ),
+    ] {
+        let (s, _, e) = get(&c, &url(path), None).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{path}");
+        assert_eq!(e["error"]["details"]["allowed"], allowed, "{path}");
+    }
+    // A query-string value (or name) that is not UTF-8 once decoded is refused, as a path
+    // is, rather than searched for with U+FFFD in it.
+    for bad in ["q=name:%FF", "q%C3=x"] {
+        let (s, _, e) = get(&c, &url(&format!("/pokemon/v1/cards?{bad}")), None).await;
+        assert_eq!(
+            (s, error_code(&e)),
+            (StatusCode::BAD_REQUEST, "invalid_parameter"),
+            "{bad}: {e}"
+        );
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains("UTF-8"),
+            "{e}"
+        );
+    }
     // Names are snake_case or camelCase, exactly.
     let (s, _, e) = get(&c, &url("/pokemon/v1/cards?PAGE=2"), None).await;
     assert_eq!(
@@ -248,6 +290,8 @@ async fn every_endpoint_and_parameter_without_accounts() {
         "/pokemon/v2/cards",
         "/",
         "/account/v1/usage",
+        // Without accounts there is no usage endpoint, whatever the parameters.
+        "/account/v1/usage?team=acme",
     ] {
         let (s, _, e) = get(&c, &url(missing), None).await;
         assert_eq!(

@@ -393,6 +393,7 @@ async fn v2_queries_paging_order_and_errors() {
         ("/v2/cards?q=hp:(", 400),
         ("/v2/cards?q=nmae:pikachu", 400),
         ("/v2/cards?select=nmae", 400),
+        ("/v2/cards?q=name:%FF", 400),
         ("/v2/cards/xy1-99999", 404),
         ("/v2/sets/nope", 404),
         ("/v2/nothing", 404),

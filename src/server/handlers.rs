@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::accounts::Endpoint;
 use super::errors::{engine_error, error_response, json_response};
+use super::query_string;
 use super::service::{Admitted, Service};
 use crate::json::transcode::Transcoder;
 use crate::naming::camel_case;
@@ -26,7 +27,7 @@ pub(super) fn list(
     path: PathParams,
     query: Option<&str>,
 ) -> Response {
-    catalog_answer(engine, path, query, |catalog, params, pairs| {
+    catalog_answer(engine, endpoint, path, query, |catalog, params, pairs| {
         let mut req = SearchRequest::from_params(pairs.iter().copied())?;
         if let Some(lang) = params.get("lang") {
             req = req.lang(lang);
@@ -50,7 +51,7 @@ pub(super) fn item(
     path: PathParams,
     query: Option<&str>,
 ) -> Response {
-    catalog_answer(engine, path, query, |catalog, params, pairs| {
+    catalog_answer(engine, endpoint, path, query, |catalog, params, pairs| {
         let req = ItemRequest::from_params(pairs.iter().copied())?;
         let id = params.get("id").unwrap_or_default();
         let item = match endpoint {
@@ -68,6 +69,7 @@ pub(super) fn item(
 /// error; a path that is not UTF-8 once decoded is a `400`.
 fn catalog_answer(
     engine: &Engine,
+    endpoint: Endpoint,
     path: PathParams,
     query: Option<&str>,
     answer: impl FnOnce(&Catalog, &Params, &[(&str, &str)]) -> Result<Vec<u8>, Error>,
@@ -79,13 +81,13 @@ fn catalog_answer(
     let answered = engine
         .try_catalog(params.get("catalog").unwrap_or_default())
         .and_then(|catalog| {
-            let pairs = query_pairs(query);
+            let pairs = query_string::pairs(query).map_err(not_utf8)?;
             let mut pairs: Vec<(&str, &str)> = pairs
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
             let camel = take_casing(&mut pairs)?;
-            let body = answer(catalog, &params, &pairs).map_err(casing_allowed)?;
+            let body = answer(catalog, &params, &pairs).map_err(|e| served_allowed(e, endpoint))?;
             Ok(if camel { camel_keys(body) } else { body })
         });
     match answered {
@@ -95,7 +97,7 @@ fn catalog_answer(
 }
 
 /// The parameters of a list endpoint, and of a single record's, as served: the engine's
-/// and `casing`.
+/// and `casing`. Expansions have no optional parts, so no `include`.
 const SERVED_LIST_PARAMETERS: &[&str] = &[
     "q",
     "page",
@@ -106,20 +108,24 @@ const SERVED_LIST_PARAMETERS: &[&str] = &[
     "casing",
 ];
 const SERVED_ITEM_PARAMETERS: &[&str] = &["select", "include", "casing"];
+const SERVED_EXPANSION_LIST_PARAMETERS: &[&str] =
+    &["q", "page", "page_size", "order_by", "select", "casing"];
+const SERVED_EXPANSION_ITEM_PARAMETERS: &[&str] = &["select", "casing"];
 
-/// An unknown parameter's error, listing `casing` among the parameters allowed (the
-/// engine knows its own).
-fn casing_allowed(e: Error) -> Error {
+/// An unknown parameter's error, listing the parameters `endpoint` takes as served (the
+/// engine lists its own, the same for cards and expansions).
+fn served_allowed(e: Error, endpoint: Endpoint) -> Error {
     let Error::Parameter(p) = &e else { return e };
     let crate::ParameterErrorKind::Unknown { allowed } = p.kind() else {
         return e;
     };
-    let served = if *allowed == crate::LIST_PARAMETERS {
-        SERVED_LIST_PARAMETERS
-    } else if *allowed == crate::ITEM_PARAMETERS {
-        SERVED_ITEM_PARAMETERS
-    } else {
-        return e;
+    let expansions = matches!(endpoint, Endpoint::Expansions | Endpoint::Expansion);
+    let served = match (*allowed == crate::LIST_PARAMETERS, expansions) {
+        (true, false) => SERVED_LIST_PARAMETERS,
+        (true, true) => SERVED_EXPANSION_LIST_PARAMETERS,
+        (false, _) if *allowed != crate::ITEM_PARAMETERS => return e,
+        (false, false) => SERVED_ITEM_PARAMETERS,
+        (false, true) => SERVED_EXPANSION_ITEM_PARAMETERS,
     };
     ParameterError::new(
         p.name(),
@@ -176,7 +182,21 @@ pub(super) async fn usage(
     team: Option<Admitted>,
     query: Option<&str>,
 ) -> Response {
-    if let Some((name, value)) = query_pairs(query).into_iter().next() {
+    // Without accounts the metering layer admits no team: the endpoint is not there,
+    // whatever its parameters.
+    let Some(Admitted(team)) = team else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this server runs without accounts: there is no usage to report".into(),
+            json!({}),
+        );
+    };
+    let pairs = match query_string::pairs(query) {
+        Ok(pairs) => pairs,
+        Err(bad) => return engine_error(&not_utf8(bad)),
+    };
+    if let Some((name, value)) = pairs.into_iter().next() {
         return error_response(
             StatusCode::BAD_REQUEST,
             "unknown_parameter",
@@ -184,11 +204,7 @@ pub(super) async fn usage(
             json!({"parameter": name, "value": value, "allowed": []}),
         );
     }
-    let usage = match team {
-        Some(Admitted(t)) => service.usage(t).await,
-        None => Ok(None),
-    };
-    match usage {
+    match service.usage(team).await {
         Ok(Some(body)) => json_response(StatusCode::OK, body),
         Err(e) => {
             super::log::event("state_error", &e.to_string());
@@ -243,15 +259,10 @@ impl Params {
     }
 }
 
-/// The query string's pairs, decoded the way browsers and HTTP clients encode them.
-fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
-    query
-        .map(|q| {
-            form_urlencoded::parse(q.as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
+/// A query-string pair that is not UTF-8 once decoded, as the `400 invalid_parameter`
+/// it is.
+fn not_utf8(bad: query_string::NotUtf8) -> Error {
+    ParameterError::invalid(&bad.name, &bad.value, query_string::NotUtf8::REASON).into()
 }
 
 #[cfg(test)]
@@ -266,6 +277,14 @@ mod tests {
             (SERVED_ITEM_PARAMETERS, crate::ITEM_PARAMETERS),
         ] {
             assert_eq!(served.split_last(), Some((&"casing", engine)));
+        }
+        // Expansions': the same, less `include`.
+        for (served, engine) in [
+            (SERVED_EXPANSION_LIST_PARAMETERS, crate::LIST_PARAMETERS),
+            (SERVED_EXPANSION_ITEM_PARAMETERS, crate::ITEM_PARAMETERS),
+        ] {
+            let without: Vec<&str> = engine.iter().copied().filter(|&p| p != "include").collect();
+            assert_eq!(served.split_last(), Some((&"casing", &without[..])));
         }
     }
 

@@ -35,6 +35,7 @@ pub mod limit;
 mod log;
 mod metering;
 mod openapi;
+mod query_string;
 mod random;
 mod reload;
 mod router;

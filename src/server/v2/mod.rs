@@ -25,6 +25,7 @@ use serde_json::json;
 
 use super::accounts::Endpoint;
 use super::errors::{error_response, json_response};
+use super::query_string;
 use crate::json::transcode::Transcoder;
 use crate::{Catalog, SearchRequest};
 
@@ -127,7 +128,10 @@ pub(super) fn answer(
             json!({}),
         );
     };
-    let params = Params::read(query);
+    let params = match Params::read(query) {
+        Ok(params) => params,
+        Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
+    };
     match route {
         V2Route::Cards | V2Route::Sets => search(catalog, view, route, &params),
         V2Route::Card | V2Route::Set => one(catalog, view, route, id.unwrap_or_default(), &params),
@@ -146,10 +150,18 @@ struct Params {
 }
 
 impl Params {
-    fn read(query: Option<&str>) -> Params {
+    /// The parameters of `query`; why not, when a pair is not UTF-8 once decoded.
+    fn read(query: Option<&str>) -> Result<Params, String> {
         let mut params = Params::default();
-        for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-            let value = value.into_owned();
+        let pairs = query_string::pairs(query).map_err(|bad| {
+            format!(
+                "`{}`: {} (`{}`)",
+                bad.name,
+                query_string::NotUtf8::REASON,
+                bad.value
+            )
+        })?;
+        for (name, value) in pairs {
             match &*name {
                 "q" => params.q = value,
                 "page" => params.page = Some(value),
@@ -159,7 +171,7 @@ impl Params {
                 _ => {}
             }
         }
-        params
+        Ok(params)
     }
 
     /// `page` and `pageSize`, or what they may be.
