@@ -162,8 +162,9 @@ fn take_casing(pairs: &mut Vec<(&str, &str)>) -> Result<bool, Error> {
     Ok(camel.unwrap_or(false))
 }
 
-/// `body` with every key, at every depth, in camelCase (envelope included). A body that
-/// would have two keys of one name in an object stays as it is.
+/// `body` with every key, at every depth, in camelCase (envelope included). A record in
+/// which renaming would give one object two keys of one name (`rarity_code` beside
+/// `rarityCode`) keeps its keys as given; the envelope and the other records are renamed.
 fn camel_keys(body: Vec<u8>) -> Vec<u8> {
     let Ok(text) = std::str::from_utf8(&body) else {
         return body;
@@ -171,8 +172,59 @@ fn camel_keys(body: Vec<u8>) -> Vec<u8> {
     let mut transcoder = Transcoder::renaming(camel_case);
     match transcoder.record(text) {
         Ok(()) => transcoder.out,
-        Err(_) => body,
+        Err(_) => camel_keys_by_record(text).unwrap_or(body),
     }
+}
+
+/// [`camel_keys`] for an envelope one of whose records cannot be renamed: the envelope's
+/// members renamed one by one, `data`'s records each renamed or kept as given.
+fn camel_keys_by_record(envelope: &str) -> Option<Vec<u8>> {
+    let record = |text: &str, out: &mut Vec<u8>| {
+        let mut transcoder = Transcoder::renaming(camel_case);
+        match transcoder.record(text) {
+            Ok(()) => out.extend_from_slice(&transcoder.out),
+            Err(_) => out.extend_from_slice(text.as_bytes()),
+        }
+    };
+    let mut out = Vec::with_capacity(envelope.len());
+    out.push(b'{');
+    let mut members = 0;
+    let mut well_formed = true;
+    crate::json::walk::each_member(envelope, |key, range| {
+        let member = &envelope[range];
+        let Some(value) = member.find(':').map(|colon| &member[colon + 1..]) else {
+            well_formed = false;
+            return false;
+        };
+        if members > 0 {
+            out.push(b',');
+        }
+        members += 1;
+        crate::json::write::write_str(&camel_case(&key), &mut out);
+        out.push(b':');
+        match (&*key, value.as_bytes().first()) {
+            ("data", Some(b'[')) => {
+                let Some(records) = crate::json::scan::split_array(value) else {
+                    well_formed = false;
+                    return false;
+                };
+                out.push(b'[');
+                for (i, text) in records.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    record(text, &mut out);
+                }
+                out.push(b']');
+            }
+            ("data", _) => record(value, &mut out),
+            // The envelope's own values: numbers.
+            _ => out.extend_from_slice(value.as_bytes()),
+        }
+        true
+    });
+    out.push(b'}');
+    (well_formed && members > 0).then_some(out)
 }
 
 /// `/account/v1/usage`: the admitted team's figures as of the last refresh. It takes no
@@ -286,6 +338,28 @@ mod tests {
             let without: Vec<&str> = engine.iter().copied().filter(|&p| p != "include").collect();
             assert_eq!(served.split_last(), Some((&"casing", &without[..])));
         }
+    }
+
+    #[test]
+    fn camel_casing_renames_the_envelope_and_keeps_a_record_that_would_repeat_a_key() {
+        let camel = |body: &str| String::from_utf8(camel_keys(body.as_bytes().to_vec())).unwrap();
+        assert_eq!(
+            camel(
+                r#"{"data":[{"id":"a","rarity_code":"R"}],"page":1,"page_size":1,"count":1,"total_count":1}"#
+            ),
+            r#"{"data":[{"id":"a","rarityCode":"R"}],"page":1,"pageSize":1,"count":1,"totalCount":1}"#
+        );
+        assert_eq!(
+            camel(
+                r#"{"data":[{"id":"a","rarity_code":"R","rarityCode":"X"},{"id":"b","expansion_id":"e","prices":[{"low_usd":1}]}],"page":1,"page_size":2,"count":2,"total_count":2}"#
+            ),
+            r#"{"data":[{"id":"a","rarity_code":"R","rarityCode":"X"},{"id":"b","expansionId":"e","prices":[{"lowUsd":1}]}],"page":1,"pageSize":2,"count":2,"totalCount":2}"#
+        );
+        // Deeper down too: the record is the unit kept as given.
+        assert_eq!(
+            camel(r#"{"data":{"id":"a","set_name":"S","v":[{"a_b":1,"aB":2}]}}"#),
+            r#"{"data":{"id":"a","set_name":"S","v":[{"a_b":1,"aB":2}]}}"#
+        );
     }
 
     #[test]
