@@ -330,6 +330,31 @@ fn a_price_sort_never_mixes_currencies() {
             "bfl_ja-25"
         ]
     );
+    // A double negation is its term, however it is written: it binds, in both places, and
+    // sorts as the term does; one negation does not bind.
+    let bound = sorted(
+        "pokemon",
+        "variants.prices:(currency:JPY AND type:raw)",
+        "-variants.prices.market",
+    );
+    for q in [
+        "NOT NOT variants.prices:(currency:JPY AND type:raw)",
+        "NOT (NOT variants.prices:(currency:JPY AND type:raw))",
+        "--variants.prices:(currency:JPY AND type:raw)",
+        "variants.prices:(NOT (NOT currency:JPY) AND type:raw)",
+    ] {
+        assert_eq!(
+            sorted("pokemon", q, "-variants.prices.market"),
+            bound,
+            "{q}"
+        );
+    }
+    let err = search_error(
+        "pokemon",
+        SearchRequest::new("NOT (NOT (NOT variants.prices:(currency:JPY)))")
+            .order_by("variants.prices.market"),
+    );
+    assert!(err.contains("holds prices in JPY, USD"), "{err}");
     // Fields that are not amounts sort across currencies (a grade is a grade).
     assert_eq!(
         sorted(

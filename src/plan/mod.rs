@@ -278,12 +278,18 @@ impl<'c> Plan<'c> {
 }
 
 /// Calls `each` with the terms at the top of `expr`: `expr` itself, or the items of an
-/// `AND` (of `AND`s), not what is under `OR` or `NOT`.
+/// `AND` (of `AND`s), not what is under `OR` or `NOT`. `NOT (NOT x)` is `x`, as `NOT NOT x`
+/// is (the parser folds negations written one after the other).
 fn top_level<'q, 'a>(expr: &'q Expr<'a>, each: &mut impl FnMut(&'q Term<'a>)) {
     match expr {
         Expr::And(items) => items.iter().for_each(|e| top_level(e, each)),
         Expr::Term(term) => each(term),
-        Expr::Or(_) | Expr::Not(_) => {}
+        Expr::Not(inner) => {
+            if let Expr::Not(twice) = &**inner {
+                top_level(twice, each);
+            }
+        }
+        Expr::Or(_) => {}
     }
 }
 

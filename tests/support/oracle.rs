@@ -527,7 +527,13 @@ fn top_level<'e, 'a>(expr: &'e Expr<'a>, each: &mut impl FnMut(&'e Term<'a>)) {
     match expr {
         Expr::And(items) => items.iter().for_each(|e| top_level(e, each)),
         Expr::Term(t) => each(t),
-        Expr::Or(_) | Expr::Not(_) => {}
+        // A double negation is its term (contract §2).
+        Expr::Not(inner) => {
+            if let Expr::Not(twice) = &**inner {
+                top_level(twice, each);
+            }
+        }
+        Expr::Or(_) => {}
     }
 }
 
