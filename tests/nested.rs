@@ -185,6 +185,19 @@ fn nested_queries_on_other_fields_are_positioned_errors() {
         ),
         "{err}"
     );
+    // A term on an array of objects of the elements, inside a nested query, is the error a
+    // term on an object is, with the array's fields relative to the element.
+    let err = search_error("onepiece", SearchRequest::new("variants:(prices:NM)"));
+    assert!(
+        err.starts_with("field `prices` holds objects, not values; search one of its fields:")
+            && err.contains("`prices.condition`")
+            && !err.contains("variants."),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("variants:(prices:NM)\n          ^^^^^^"),
+        "{err}"
+    );
     // Inside a nested query, names are relative to the element.
     let err = search_error(
         "onepiece",

@@ -391,6 +391,14 @@ impl<'c> Resolver<'c> {
                     field: typed.to_string(),
                     children,
                 },
+                FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel
+                    if self.inner_array_fields(typed).is_some() =>
+                {
+                    PlanErrorKind::ObjectField {
+                        field: typed.to_string(),
+                        children: self.inner_array_fields(typed).unwrap_or_default(),
+                    }
+                }
                 FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => {
                     PlanErrorKind::UnknownField {
                         field: typed.to_string(),
@@ -503,6 +511,33 @@ impl<'c> Resolver<'c> {
                 .filter(|&space| nested[space].parent == Some(context) && !nested[space].mixed)
                 .map(|_| head)
         })
+    }
+
+    /// Inside a nested query, when `typed` names an array of objects of its elements
+    /// (`prices` in `variants:( )`, whose elements are indexed on their own): that array's
+    /// fields, relative to the elements, for the error a term on it is.
+    fn inner_array_fields(&self, typed: &str) -> Option<Vec<String>> {
+        let context = self.context?;
+        let prefix = &self.records.nested()[context].path;
+        let whole = [typed.to_string(), crate::naming::snake_case(typed)]
+            .into_iter()
+            .map(|name| format!("{prefix}.{name}"))
+            .find(|path| self.records.nested_path(path).is_some())?;
+        let kind = Schema::new(self.records.index())
+            .value_field(&whole)
+            .err()?
+            .kind;
+        let FieldErrorKind::Object { children } = kind else {
+            return None;
+        };
+        let relative = format!("{prefix}.");
+        Some(
+            children
+                .iter()
+                .filter_map(|c| c.strip_prefix(&relative))
+                .map(str::to_string)
+                .collect(),
+        )
     }
 
     /// The error for a nested query on `typed`, which is not an array of objects here.
