@@ -643,6 +643,29 @@ async fn v2_serves_the_english_cards_of_one_catalog() {
         .collect();
     assert_eq!(served, english);
     assert_eq!(body["totalCount"], json!(english.len()));
+    // The bundled catalog's cards carry `expansion_id`, not their set: `set.id` is searched,
+    // and a search or sort on another field of the set says why it cannot be.
+    let (s, body) = get(&client, &server.url("/v2/cards?q=set.id:emc&pageSize=1")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(body["data"][0]["set"]["id"], "emc", "{body}");
+    for path in [
+        "/v2/cards?q=set.releaseDate:[2020/01/01 TO *]",
+        "/v2/cards?orderBy=-set.releaseDate,number",
+    ] {
+        let (s, body) = get(&client, &server.url(path)).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{path}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`set.releaseDate`")
+                && message.contains("this catalog's cards do not carry their set"),
+            "{path}: {message}"
+        );
+    }
+    let (_, body) = get(&client, &server.url("/v2/cards?q=nmae:x")).await;
+    assert!(
+        !body["error"]["message"].as_str().unwrap().contains("carry"),
+        "{body}"
+    );
     let japanese_id = japanese.iter().next().unwrap();
     let (s, body) = get(&client, &server.url(&format!("/v2/cards/{japanese_id}"))).await;
     assert_eq!(
