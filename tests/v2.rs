@@ -385,6 +385,9 @@ async fn v2_queries_paging_order_and_errors() {
     let (_, body) = get(&client, &url("/v2/sets?orderBy=releaseDate&pageSize=3")).await;
     assert_eq!(body["data"][0]["id"], "base1");
 
+    // A parameter v2 ignores is ignored whatever its bytes; one it reads must be UTF-8.
+    let (s, body) = get(&client, &url("/v2/cards?foo=%FF&pageSize=1")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
     // Errors: v2's body, integer codes.
     for (path, status) in [
         ("/v2/cards?pageSize=251", 400),

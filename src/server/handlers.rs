@@ -314,7 +314,7 @@ impl Params {
 /// A query-string pair that is not UTF-8 once decoded, as the `400 invalid_parameter`
 /// it is.
 fn not_utf8(bad: query_string::NotUtf8) -> Error {
-    ParameterError::invalid(&bad.name, &bad.value, query_string::NotUtf8::REASON).into()
+    ParameterError::invalid(&bad.name, &bad.value, bad.reason()).into()
 }
 
 #[cfg(test)]

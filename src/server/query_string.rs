@@ -6,37 +6,57 @@ use std::borrow::Cow;
 /// A pair of the query string that is not UTF-8 once decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct NotUtf8 {
-    /// The pair's name, decoded with U+FFFD for the bytes that are not UTF-8.
+    /// The pair's name, as sent.
     pub name: String,
-    /// The pair's value as sent.
+    /// The pair's value, as sent.
     pub value: String,
+    /// Whether the name is what is not UTF-8 (else the value is).
+    pub in_name: bool,
 }
 
 impl NotUtf8 {
     /// Why the pair is refused.
-    pub const REASON: &'static str = "it is not valid UTF-8 once percent-decoded";
+    pub fn reason(&self) -> &'static str {
+        if self.in_name {
+            "its name is not valid UTF-8 once percent-decoded"
+        } else {
+            "it is not valid UTF-8 once percent-decoded"
+        }
+    }
+
+    /// The pair's name decoded, with U+FFFD for the bytes that are not UTF-8.
+    pub fn lossy_name(&self) -> String {
+        let bytes: Vec<u8> =
+            percent_encoding::percent_decode_str(&self.name.replace('+', " ")).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Each pair of `query`, in order, repeats kept, decoded; or why not.
+pub(super) fn each(
+    query: Option<&str>,
+) -> impl Iterator<Item = Result<(String, String), NotUtf8>> + '_ {
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match (decode(name), decode(value)) {
+                (Ok(name), Ok(value)) => Ok((name, value)),
+                (decoded, _) => Err(NotUtf8 {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                    in_name: decoded.is_err(),
+                }),
+            }
+        })
 }
 
 /// The pairs of `query`, in order, repeats kept; the first pair that is not UTF-8 once
 /// decoded is an error.
 pub(super) fn pairs(query: Option<&str>) -> Result<Vec<(String, String)>, NotUtf8> {
-    let mut pairs = Vec::new();
-    for pair in query.unwrap_or_default().split('&') {
-        if pair.is_empty() {
-            continue;
-        }
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        match (decode(name), decode(value)) {
-            (Ok(name), Ok(value)) => pairs.push((name, value)),
-            (name, _) => {
-                return Err(NotUtf8 {
-                    name: name.unwrap_or_else(|bytes| String::from_utf8_lossy(&bytes).into()),
-                    value: value.to_string(),
-                })
-            }
-        }
-    }
-    Ok(pairs)
+    each(query).collect()
 }
 
 /// `text` decoded, or its bytes when they are not UTF-8.
@@ -75,19 +95,18 @@ mod tests {
         );
         // A malformed escape stays as sent, as form decoding keeps it.
         assert_eq!(pairs(Some("q=100%")), Ok(owned(&[("q", "100%")])));
+        let bad = pairs(Some("page=1&q=%FF")).unwrap_err();
+        assert_eq!((&*bad.name, &*bad.value, bad.in_name), ("q", "%FF", false));
+        assert_eq!(bad.reason(), "it is not valid UTF-8 once percent-decoded");
+        let bad = pairs(Some("q%C3=1")).unwrap_err();
+        assert_eq!((&*bad.name, &*bad.value, bad.in_name), ("q%C3", "1", true));
+        assert_eq!(bad.lossy_name(), "q\u{FFFD}");
         assert_eq!(
-            pairs(Some("page=1&q=%FF")),
-            Err(NotUtf8 {
-                name: "q".into(),
-                value: "%FF".into()
-            })
+            bad.reason(),
+            "its name is not valid UTF-8 once percent-decoded"
         );
-        assert_eq!(
-            pairs(Some("q%C3=1")),
-            Err(NotUtf8 {
-                name: "q\u{FFFD}".into(),
-                value: "1".into()
-            })
-        );
+        // Pair by pair, the others still decode.
+        let each: Vec<bool> = each(Some("a=1&b=%FF&c=3")).map(|p| p.is_ok()).collect();
+        assert_eq!(each, [true, false, true]);
     }
 }

@@ -786,13 +786,18 @@ impl SqliteState {
 /// meanwhile. So no answer waits for more than the commit under way and its own.
 ///
 /// The commit runs on the worker that polls the task, as the state's other SQLite calls
-/// do: it is an append to the write-ahead log, with no sync, and takes microseconds.
-/// Waking a task of the same runtime needs no system call, where handing each group to a
-/// thread of its own and back costs context switches that took a third of the metered
-/// search's throughput on two cores. Appending touches the table's last page only, however
-/// many teams a group holds; every [`FOLD_EVERY_ROWS`] rows a group's transaction also
-/// folds them into `credits_used`, so the table stays short and no other connection's
-/// write waits on the writer's or makes it wait.
+/// do: it is an append to the write-ahead log, with no sync, and takes microseconds; while
+/// another connection holds the write lock (an `accounts` command, the outbox) it waits
+/// there, up to the busy timeout. Waking a task of the same runtime needs no system call,
+/// where handing each group to a thread and back costs two context switches. Appending
+/// touches the table's last page only, however many teams a group holds; every
+/// [`FOLD_EVERY_ROWS`] rows a group's transaction also folds them into `credits_used`, so
+/// the table stays short and no other connection's write waits on the writer's or makes
+/// it wait.
+///
+/// A charge that finds no task running starts one in its own runtime. A task that ends
+/// (its writer stopped, or its runtime shut down) commits what is still queued as it
+/// goes, so no charge waits for a task that is gone.
 #[derive(Debug, Clone)]
 pub(crate) struct ChargeWriter {
     inner: std::sync::Arc<WriterInner>,
@@ -812,15 +817,16 @@ struct WriterShared {
     /// Wakes the task when a charge joins an empty queue (or the writer stops).
     wake: tokio::sync::Notify,
     db: Mutex<WriterDb>,
-    /// The task, started by the first charge in the runtime that serves it, and again by
-    /// a later charge should that runtime have gone.
+    /// The last task started, for tests to await.
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
-/// The charges waiting, and whether the writer is to stop once they are committed.
+/// The charges waiting, whether a task runs to commit them, and whether the writer is to
+/// stop once they are committed.
 #[derive(Debug, Default)]
 struct Queued {
     charges: Vec<QueuedCharge>,
+    running: bool,
     stopping: bool,
 }
 
@@ -877,18 +883,23 @@ impl ChargeWriter {
     ) -> Result<(), StateError> {
         let shared = &self.inner.shared;
         let (done, outcome) = tokio::sync::oneshot::channel();
-        let first = {
+        let (first, start) = {
             let mut queued = shared.queued.lock().unwrap_or_else(|e| e.into_inner());
             queued.charges.push(QueuedCharge {
                 team,
                 credits,
                 done,
             });
-            queued.charges.len() == 1
+            // Under the queue's lock: a task ending takes the queue and clears `running` in
+            // one step, so this charge is either taken by it or starts the next.
+            let start = !std::mem::replace(&mut queued.running, true);
+            (queued.charges.len() == 1, start)
         };
-        if first {
+        if start {
+            let task = tokio::spawn(write_charges(TaskEnd(shared.clone())));
+            *shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+        } else if first {
             // The task waits only on an empty queue: a later charge finds it awake.
-            shared.run_task();
             shared.wake.notify_one();
         }
         let reason = match outcome.await {
@@ -907,11 +918,24 @@ impl ChargeWriter {
 }
 
 impl WriterShared {
-    /// Starts the task in the current runtime unless it runs already.
-    fn run_task(self: &std::sync::Arc<Self>) {
-        let mut task = self.task.lock().unwrap_or_else(|e| e.into_inner());
-        if task.as_ref().is_none_or(|t| t.is_finished()) {
-            *task = Some(tokio::spawn(write_charges(self.clone())));
+    /// Takes the queue's charges; with `ending`, as the task ends.
+    fn take(&self, ending: bool) -> Vec<QueuedCharge> {
+        let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        if ending {
+            queued.running = false;
+        }
+        std::mem::take(&mut queued.charges)
+    }
+
+    /// Commits `charges` and tells each its outcome.
+    fn commit_and_tell(&self, charges: Vec<QueuedCharge>) {
+        if charges.is_empty() {
+            return;
+        }
+        let outcome = self.commit(&charges);
+        for charge in charges {
+            // A request that went away no longer waits for its outcome.
+            let _ = charge.done.send(outcome.clone());
         }
     }
 
@@ -952,9 +976,23 @@ impl Drop for WriterInner {
     }
 }
 
+/// Ends the writer's task, however it ends (returning, or dropped with its runtime, even
+/// before it first ran): the charges still queued are committed, and the next charge
+/// starts a task.
+struct TaskEnd(std::sync::Arc<WriterShared>);
+
+impl Drop for TaskEnd {
+    fn drop(&mut self) {
+        let left = self.0.take(true);
+        self.0.commit_and_tell(left);
+    }
+}
+
 /// The writer's task: commits the queue as one group whenever it holds charges, until
 /// the writer stops and the queue is empty.
-async fn write_charges(shared: std::sync::Arc<WriterShared>) {
+async fn write_charges(end: TaskEnd) {
+    // An argument, so that it is dropped with the task even if the task never ran.
+    let shared = &end.0;
     loop {
         let mut seen = match shared.waiting() {
             (0, true) => return,
@@ -972,18 +1010,8 @@ async fn write_charges(shared: std::sync::Arc<WriterShared>) {
             }
             seen = waiting;
         }
-        let charges = std::mem::take(
-            &mut shared
-                .queued
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .charges,
-        );
-        let outcome = shared.commit(&charges);
-        for charge in charges {
-            // A request that went away no longer waits for its outcome.
-            let _ = charge.done.send(outcome.clone());
-        }
+        let charges = shared.take(false);
+        shared.commit_and_tell(charges);
     }
 }
 
@@ -1319,16 +1347,32 @@ mod tests {
             .is_finished());
         // A charge in another runtime starts the task there: it is committed, not left
         // waiting for a task that is gone.
-        runtime().block_on(async {
-            tokio::time::timeout(
-                std::time::Duration::from_secs(30),
-                writer.charge("acme".into(), 4),
-            )
-            .await
-            .expect("the charge was never committed")
-            .unwrap();
-        });
+        let commits = |credits: u64| {
+            runtime().block_on(async {
+                tokio::time::timeout(
+                    std::time::Duration::from_secs(30),
+                    writer.charge("acme".into(), credits),
+                )
+                .await
+                .expect("the charge was never committed")
+                .unwrap();
+            });
+        };
+        commits(4);
         assert_eq!(state.used("acme").unwrap(), 7);
+        // A runtime that goes while a charge is queued and its task has not yet run: the
+        // task, dropped unpolled, commits the charge as it goes, and the next charge, in
+        // another runtime, starts a task of its own rather than queueing behind it.
+        runtime().block_on(async {
+            // Polled once (queued, the task spawned), then given up before anything else
+            // of the runtime runs.
+            let mut charge = Box::pin(writer.charge("acme".into(), 5));
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(std::future::Future::poll(charge.as_mut(), &mut cx).is_pending());
+        });
+        assert_eq!(state.used("acme").unwrap(), 12);
+        commits(6);
+        assert_eq!(state.used("acme").unwrap(), 18);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -150,18 +150,20 @@ struct Params {
 }
 
 impl Params {
-    /// The parameters of `query`; why not, when a pair is not UTF-8 once decoded.
+    /// The parameters of `query`; why not, when one of them is not UTF-8 once decoded
+    /// (the others are ignored, as v2 ignored them, whatever their bytes).
     fn read(query: Option<&str>) -> Result<Params, String> {
         let mut params = Params::default();
-        let pairs = query_string::pairs(query).map_err(|bad| {
-            format!(
-                "`{}`: {} (`{}`)",
-                bad.name,
-                query_string::NotUtf8::REASON,
-                bad.value
-            )
-        })?;
-        for (name, value) in pairs {
+        for pair in query_string::each(query) {
+            let (name, value) = match pair {
+                Ok(pair) => pair,
+                Err(bad) => match &*bad.lossy_name() {
+                    "q" | "page" | "pageSize" | "orderBy" | "select" => {
+                        return Err(format!("`{}={}`: {}", bad.name, bad.value, bad.reason()))
+                    }
+                    _ => continue,
+                },
+            };
             match &*name {
                 "q" => params.q = value,
                 "page" => params.page = Some(value),
