@@ -198,6 +198,17 @@ fn nested_queries_on_other_fields_are_positioned_errors() {
         err.ends_with("variants:(prices:NM)\n          ^^^^^^"),
         "{err}"
     );
+    // A misspelt one is suggested, as other fields are.
+    for (q, suggested) in [
+        ("variants:(pricez:NM)", "(did you mean `prices`?)"),
+        (
+            "variants:(pricez.market>1)",
+            "(did you mean `prices.market`?)",
+        ),
+    ] {
+        let err = search_error("onepiece", SearchRequest::new(q));
+        assert!(err.contains(suggested), "{q}: {err}");
+    }
     // Inside a nested query, names are relative to the element.
     let err = search_error(
         "onepiece",

@@ -404,7 +404,11 @@ impl<'c> Resolver<'c> {
                         field: typed.to_string(),
                         // A bare value searches `name`: suggesting a field for it would
                         // mislead.
-                        suggestion: if bare { None } else { e.suggestion },
+                        suggestion: if bare {
+                            None
+                        } else {
+                            e.suggestion.or_else(|| self.inner_suggestion(typed))
+                        },
                         bare,
                     }
                 }
@@ -538,6 +542,30 @@ impl<'c> Resolver<'c> {
                 .map(str::to_string)
                 .collect(),
         )
+    }
+
+    /// Inside a nested query, the field of an array of objects of its elements (relative
+    /// to the element: `prices.market`) closest to `typed`, which is none of theirs.
+    fn inner_suggestion(&self, typed: &str) -> Option<String> {
+        let context = self.context?;
+        let nested = self.records.nested();
+        let prefix = format!("{}.", nested[context].path);
+        let inner: Vec<String> = nested
+            .iter()
+            .filter(|n| n.parent == Some(context))
+            .flat_map(|n| {
+                let head = n.path.strip_prefix(&prefix).unwrap_or(&n.path);
+                let mut names = vec![head.to_string()];
+                names.extend(
+                    n.elements
+                        .fields()
+                        .filter(|f| f.holds_values)
+                        .map(|f| format!("{head}.{}", f.path)),
+                );
+                names
+            })
+            .collect();
+        crate::naming::suggest(typed, inner.iter().map(String::as_str)).map(str::to_string)
     }
 
     /// The error for a nested query on `typed`, which is not an array of objects here.
