@@ -60,6 +60,118 @@ fn json_syntax_errors_name_file_line_and_column() {
         "c/cards/b.json:2:36: invalid JSON: trailing comma"
     );
     assert_eq!(err.path().unwrap(), dir.path().join("c/cards/b.json"));
+    // serde_json's column 0 (an error met just after a line break) is the line break
+    // itself, at the end of the line before; an empty file's is 1:1.
+    for (text, place) in [
+        (
+            "[\n  {\"id\": \"x\n\"}\n]",
+            "c/cards/b.json:2:12: invalid JSON: control character",
+        ),
+        (
+            "",
+            "c/cards/b.json:1:1: invalid JSON: EOF while parsing a value",
+        ),
+        // A byte no JSON value starts with is a syntax error with its place, not "found a
+        // number".
+        (
+            "/* x */ []",
+            "c/cards/b.json:1:1: invalid JSON: expected value",
+        ),
+    ] {
+        dir.write("c/cards/b.json", text);
+        let err = rel(&dir, &open_err(&dir));
+        assert!(err.starts_with(place), "{text:?}: {err}");
+    }
+    // A byte order mark first is ignored (RFC 8259 lets a reader), in catalog.json too.
+    dir.write(
+        "c/cards/b.json",
+        "\u{FEFF}[{\"id\": \"x\", \"expansion_id\": \"e1\"}]",
+    );
+    dir.write("c/catalog.json", "\u{FEFF}{\"name\": \"c\"}");
+    assert_eq!(
+        Engine::open(dir.path())
+            .unwrap()
+            .catalog("c")
+            .unwrap()
+            .cards()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn a_long_value_is_cut_short_in_a_message() {
+    let dir = TempDir::new("long");
+    base(&dir);
+    let long = "x".repeat(10_000);
+    dir.write(
+        "c/cards/b.json",
+        &format!(r#"[{{"id": "{long}", "expansion_id": "{long}"}}]"#),
+    );
+    let err = open_err(&dir);
+    // The typed error keeps the whole value; its message shows the start.
+    assert!(
+        matches!(err.kind(), LoadErrorKind::UnknownExpansion { expansion_id, .. } if *expansion_id == long)
+    );
+    let shown = format!("{}… (10000 bytes)", "x".repeat(60));
+    let message = rel(&dir, &err);
+    assert_eq!(
+        message,
+        format!("c/cards/b.json: record 0 (id `{shown}`): `expansion_id` names `{shown}`, which is no expansion of catalog `c`")
+    );
+}
+
+#[test]
+fn a_json_entry_that_is_not_a_file_or_a_records_folder_that_is_not_a_folder_is_refused() {
+    // A folder named `x.json`: its records are not read, so the snapshot is refused
+    // rather than served without them.
+    let dir = TempDir::new("not-a-file");
+    base(&dir);
+    std::fs::create_dir_all(dir.path().join("c/cards/more.json")).unwrap();
+    let err = open_err(&dir);
+    assert!(
+        matches!(err.kind(), LoadErrorKind::NotAFile { expected: "file" }),
+        "{err}"
+    );
+    assert!(
+        rel(&dir, &err).starts_with("c/cards/more.json: not a file"),
+        "{err}"
+    );
+    // A link that leads nowhere is one that cannot be read.
+    let dir = TempDir::new("dangling");
+    base(&dir);
+    std::os::unix::fs::symlink(
+        dir.path().join("nowhere.json"),
+        dir.path().join("c/cards/gone.json"),
+    )
+    .unwrap();
+    let err = open_err(&dir);
+    assert!(matches!(err.kind(), LoadErrorKind::Io(_)), "{err}");
+    assert!(
+        rel(&dir, &err).starts_with("c/cards/gone.json: cannot read"),
+        "{err}"
+    );
+    // `cards` (or `expansions`) that is a file.
+    let dir = TempDir::new("cards-file");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);
+    dir.write("c/cards", "[]");
+    let err = open_err(&dir);
+    assert!(
+        matches!(err.kind(), LoadErrorKind::NotAFile { expected: "folder" }),
+        "{err}"
+    );
+    // A catalog without one of the two folders still loads.
+    let dir = TempDir::new("no-cards");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);
+    assert_eq!(
+        Engine::open(dir.path())
+            .unwrap()
+            .catalog("c")
+            .unwrap()
+            .cards()
+            .len(),
+        0
+    );
 }
 
 #[test]
@@ -456,7 +568,7 @@ fn null_variants_printings_and_prices_count_as_absent() {
     dir.write("c/expansions/sets.json", r#"[{"id":"e1"},{"id":"e2"}]"#);
     dir.write(
         "c/cards/a.json",
-        r#"[{"id":"a","expansion_id":"e1","variants":null,"printings":null},
+        r#"[{"id":"a","expansion_id":"e1","variants":null,"printings":null,"translation":null},
             {"id":"b","expansion_id":"e1","variants":[{"printings":null,"prices":null}]},
             {"id":"c","expansion_id":"e1","variants":[{"printings":["e2"],"prices":[{"condition":"NM","market":3}]}]}]"#,
     );

@@ -144,8 +144,12 @@ impl fmt::Display for ImportError {
             ImportErrorKind::Io(e) => write!(f, "{e}"),
             ImportErrorKind::Layout { expected } => write!(f, "not the expected layout: {expected}"),
             ImportErrorKind::InvalidUtf8 => f.write_str("file is not valid UTF-8"),
-            ImportErrorKind::Json { message, .. } if self.record.is_some() => {
-                write!(f, "cannot convert: {message}")
+            ImportErrorKind::Json {
+                message,
+                line,
+                column,
+            } if self.record.is_some() => {
+                write!(f, "cannot convert: {message} (line {line}, column {column})")
             }
             ImportErrorKind::Json { message, .. } => write!(f, "invalid JSON: {message}"),
             ImportErrorKind::NotAnArray { found } => {

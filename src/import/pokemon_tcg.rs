@@ -136,7 +136,7 @@ pub fn import(
         let language: [(&'static str, &[u8]); 2] =
             [("language", LANGUAGE.0), ("language_code", LANGUAGE.1)];
         let (id, json) = convert(&mut transcoder, raw.get(), &language)
-            .map_err(|kind| at_record(&sets_path, index, raw.get(), kind))?;
+            .map_err(|kind| at_record(&sets_path, &sets_text, index, raw.get(), kind))?;
         let summary = summary(&json);
         if summaries.insert(id.clone(), summary).is_some() {
             return Err(
@@ -150,7 +150,13 @@ pub fn import(
     let mut files: Vec<PathBuf> = Vec::new();
     for entry in fs::read_dir(&cards_dir).map_err(|e| ImportError::io(&cards_dir, e))? {
         let path = entry.map_err(|e| ImportError::io(&cards_dir, e))?.path();
-        if path.extension().is_some_and(|e| e == "json") {
+        // Hidden files (an editor's, `.x.json`) are not data, here as for the loader,
+        // which would skip the snapshot file one would become.
+        let hidden = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
+        if path.extension().is_some_and(|e| e == "json") && !hidden {
             files.push(path);
         }
     }
@@ -184,7 +190,7 @@ pub fn import(
         let mut out = Vec::new();
         for (index, raw) in records(path, &text)?.iter().enumerate() {
             let (_, json) = convert(&mut transcoder, raw.get(), &added)
-                .map_err(|kind| at_record(path, index, raw.get(), kind))?;
+                .map_err(|kind| at_record(path, &text, index, raw.get(), kind))?;
             out.push(json);
         }
         let count = out.len();
@@ -234,27 +240,47 @@ fn read_text(path: &Path) -> Result<String, ImportError> {
 
 /// The records of a file: a JSON array.
 fn records<'t>(path: &Path, text: &'t str) -> Result<Vec<&'t RawValue>, ImportError> {
-    let first = text.trim_start().as_bytes().first().copied();
-    if first.is_some() && first != Some(b'[') {
-        let found = crate::json::walk::kind_at(first).name();
-        return Err(ImportError::new(
-            Some(path),
-            ImportErrorKind::NotAnArray { found },
-        ));
+    let text = crate::json::without_bom(text);
+    match crate::json::first_value_kind(text) {
+        Some(crate::json::transcode::Kind::Array) | None => {}
+        Some(kind) => {
+            return Err(ImportError::new(
+                Some(path),
+                ImportErrorKind::NotAnArray { found: kind.name() },
+            ))
+        }
     }
     serde_json::from_str(text).map_err(|e| {
+        let (line, column) = crate::json::error_position(text, &e);
         let kind = ImportErrorKind::Json {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
+            line,
+            column,
+            message: crate::json::error_message(&e),
         };
         ImportError::new(Some(path), kind)
     })
 }
 
-/// The error for record `index` of `path`, with its id when the source text shows a
-/// non-empty one.
-fn at_record(path: &Path, index: usize, raw: &str, kind: ImportErrorKind) -> ImportError {
+/// The error for record `index` of `path`, whose text is `text` and the record's `raw`
+/// (a slice of it), with its id when the source text shows a non-empty one, and a place in
+/// the record given as the place in the file.
+fn at_record(
+    path: &Path,
+    text: &str,
+    index: usize,
+    raw: &str,
+    mut kind: ImportErrorKind,
+) -> ImportError {
+    if let ImportErrorKind::Json { line, column, .. } = &mut kind {
+        let offset = (raw.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        if let Some(before) = text.get(..offset) {
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            if *line == 1 {
+                *column += before[line_start..].chars().count();
+            }
+            *line += before.matches('\n').count();
+        }
+    }
     let id = crate::json::record_id(raw);
     ImportError::new(Some(path), kind).at_record(index, id.as_deref())
 }
@@ -267,10 +293,13 @@ fn convert(
     raw: &str,
     added: &[(&'static str, &[u8])],
 ) -> Result<(String, Vec<u8>), ImportErrorKind> {
-    t.record(raw).map_err(|e| ImportErrorKind::Json {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
+    t.record(raw).map_err(|e| {
+        let (line, column) = crate::json::error_position(raw, &e);
+        ImportErrorKind::Json {
+            line,
+            column,
+            message: crate::json::error_message(&e),
+        }
     })?;
     let kind = t.layout.kind.unwrap_or(Kind::Null);
     if kind != Kind::Object {
@@ -450,7 +479,19 @@ mod tests {
         );
         let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
         let shown = err.to_string().replace(&format!("{}/", src.display()), "");
-        assert_eq!(shown, "cards/en/s1.json: record 0 (id `s1-1`): cannot convert: two keys of one object both become `foo_bar` at line 1 column 33");
+        assert_eq!(shown, "cards/en/s1.json: record 0 (id `s1-1`): cannot convert: two keys of one object both become `foo_bar` (line 1, column 34)");
+        // The place is the file's, for a record further down too.
+        write(
+            &src,
+            "cards/en/s1.json",
+            "[\n  {\"id\": \"s1-1\"},\n  {\"id\": \"s1-2\",\n   \"fooBar\": 1, \"foo_bar\": 2}\n]",
+        );
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("record 1 (id `s1-2`): cannot convert: two keys of one object both become `foo_bar` (line 4, column 25)"),
+            "{err}"
+        );
         assert!(!out.exists(), "nothing written");
         let parent = out.parent().unwrap();
         let leftovers = fs::read_dir(parent)
@@ -497,9 +538,32 @@ mod tests {
         let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
         assert!(
             err.to_string()
-                .ends_with("s1.json:1:4: invalid JSON: trailing comma at line 1 column 4"),
+                .ends_with("s1.json:1:4: invalid JSON: trailing comma"),
             "{err}"
         );
+        // A byte no JSON value starts with is a syntax error at its place.
+        write(&src, "cards/en/s1.json", "// x\n[]");
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("s1.json:1:1: invalid JSON: expected value"),
+            "{err}"
+        );
+        // A byte order mark is ignored; a hidden file is not data (the loader would skip
+        // the snapshot file it became), so `.zz.json` names no unknown set.
+        write(
+            &src,
+            "sets/en.json",
+            &format!(
+                "\u{FEFF}{}",
+                fs::read_to_string(src.join("sets/en.json")).unwrap()
+            ),
+        );
+        write(&src, "cards/en/s1.json", "\u{FEFF}[]");
+        write(&src, "cards/en/.zz.json", "[{\"id\":\"zz-1\"}]");
+        import(&src, &out, &Options::default(), &|_| {}).unwrap();
+        assert!(!out.join("pokemon/cards/.zz.json").exists());
+        fs::remove_dir_all(&out).unwrap();
         fs::remove_dir_all(&src).unwrap();
     }
 

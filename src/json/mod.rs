@@ -22,6 +22,51 @@ pub(crate) fn record_id(text: &str) -> Option<String> {
         .filter(|id| !id.is_empty())
 }
 
+/// A file's text without the UTF-8 byte order mark some editors write first, which JSON
+/// readers may ignore (RFC 8259, 8.1) and cardex does.
+pub(crate) fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{FEFF}').unwrap_or(text)
+}
+
+/// The kind of JSON value a file's text holds, told from its first byte past whitespace
+/// (`Some(Array)` for `[`); `None` for an empty text or a byte no JSON value starts with,
+/// for the parser to report with its position.
+pub(crate) fn first_value_kind(text: &str) -> Option<transcode::Kind> {
+    let first = text.trim_start().as_bytes().first().copied()?;
+    matches!(
+        first,
+        b'[' | b'{' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    )
+    .then(|| walk::kind_at(Some(first)))
+}
+
+/// Where serde_json's error `e` on `text` is, as 1-based line and column. serde_json gives
+/// column 0 for an error met just after a line break (a raw line break in a string, the
+/// end of an empty text): that is the line break itself, at the end of the line before.
+pub(crate) fn error_position(text: &str, e: &serde_json::Error) -> (usize, usize) {
+    let (line, column) = (e.line(), e.column());
+    if column > 0 {
+        return (line, column);
+    }
+    match line
+        .checked_sub(2)
+        .and_then(|before| text.split('\n').nth(before))
+    {
+        Some(previous) => (line - 1, previous.chars().count() + 1),
+        None => (line.max(1), 1),
+    }
+}
+
+/// serde_json's message for `e` without the " at line L column C" it appends, for an
+/// error that shows the position in its own place.
+pub(crate) fn error_message(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message,
+    }
+}
+
 /// Every `.json` file of the bundled `data/` snapshot, with its text (for tests).
 #[cfg(test)]
 pub(crate) fn bundled_json_files() -> Vec<(std::path::PathBuf, String)> {

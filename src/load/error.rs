@@ -24,6 +24,12 @@ pub enum LoadErrorKind {
     NotADirectory,
     /// The snapshot folder holds no catalog folder.
     NoCatalogs,
+    /// A catalog's `cards` or `expansions` is not a folder, or a `.json` entry in one is
+    /// not a file (a folder, a device): its records would be missed.
+    NotAFile {
+        /// What the path was expected to be: `"folder"` or `"file"`.
+        expected: &'static str,
+    },
     /// A catalog folder name is not a valid path segment (`[a-z0-9_-]+`).
     InvalidCatalogName {
         /// The folder name.
@@ -184,7 +190,7 @@ impl fmt::Display for LoadError {
         if let Some(record) = &self.record {
             write!(f, "record {}", record.index)?;
             if let Some(id) = &record.id {
-                write!(f, " (id `{id}`)")?;
+                write!(f, " (id `{}`)", Shown(id))?;
             }
             f.write_str(": ")?;
         }
@@ -194,6 +200,10 @@ impl fmt::Display for LoadError {
             LoadErrorKind::NoCatalogs => {
                 f.write_str("no catalog folders (expected <snapshot>/<catalog>/cards/*.json)")
             }
+            LoadErrorKind::NotAFile { expected } => write!(
+                f,
+                "not a {expected}: its records would be missed (a snapshot's cards and expansions are `.json` files in folders named `cards` and `expansions`)"
+            ),
             LoadErrorKind::InvalidCatalogName { name } => write!(
                 f,
                 "catalog folder `{name}` is not a valid catalog name (lower-case letters, digits, `_` and `-`)"
@@ -215,10 +225,15 @@ impl fmt::Display for LoadError {
             }
             LoadErrorKind::RepeatedKey { object, key } => {
                 if object.is_empty() {
-                    write!(f, "the key `{key}` appears twice at the top level")?;
+                    write!(f, "the key `{}` appears twice at the top level", Shown(key))?;
                 } else {
                     let object = object.join(".");
-                    write!(f, "the key `{key}` appears twice in an object at `{object}`")?;
+                    write!(
+                        f,
+                        "the key `{}` appears twice in an object at `{}`",
+                        Shown(key),
+                        Shown(&object)
+                    )?;
                 }
                 f.write_str(" (JSON readers disagree on which of the two counts; keep one)")
             }
@@ -226,14 +241,15 @@ impl fmt::Display for LoadError {
                 field,
                 expected,
                 found,
-            } => write!(f, "field `{field}` must be {expected}, found {found}"),
+            } => write!(f, "field `{}` must be {expected}, found {found}", Shown(field)),
             LoadErrorKind::DuplicateId {
                 id,
                 first_path,
                 first_index,
             } => write!(
                 f,
-                "duplicate id `{id}`: record {first_index} of {} has it too",
+                "duplicate id `{}`: record {first_index} of {} has it too",
+                Shown(id),
                 first_path.display()
             ),
             LoadErrorKind::UnknownExpansion {
@@ -241,10 +257,37 @@ impl fmt::Display for LoadError {
                 catalog,
             } => write!(
                 f,
-                "`expansion_id` names `{expansion_id}`, which is no expansion of catalog `{catalog}`"
+                "`expansion_id` names `{}`, which is no expansion of catalog `{catalog}`",
+                Shown(expansion_id)
             ),
             LoadErrorKind::BadDate { field, value } => {
-                write!(f, "field `{field}` must be a date `YYYY/MM/DD`, found `{value}`")
+                write!(
+                    f,
+                    "field `{field}` must be a date `YYYY/MM/DD`, found `{}`",
+                    Shown(value)
+                )
+            }
+        }
+    }
+}
+
+/// A value from a snapshot in a message: whole up to 80 characters, else its first 60
+/// and how long it is (a 10 MB id would make a 10 MB message).
+struct Shown<'a>(&'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const WHOLE: usize = 80;
+        const START: usize = 60;
+        match self.0.char_indices().nth(WHOLE) {
+            None => f.write_str(self.0),
+            Some(_) => {
+                let end = self
+                    .0
+                    .char_indices()
+                    .nth(START)
+                    .map_or(self.0.len(), |(i, _)| i);
+                write!(f, "{}… ({} bytes)", &self.0[..end], self.0.len())
             }
         }
     }

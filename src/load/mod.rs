@@ -125,11 +125,11 @@ pub(crate) fn load_with_progress(
     }
     let mut catalogs = Vec::new();
     for entry in sorted_entries(root)? {
+        // Lossy, so that a name that is not UTF-8 is refused under a name the message shows.
         let name = entry
             .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_string();
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if name.starts_with('.') || !entry.is_dir() {
             continue;
         }
@@ -154,8 +154,19 @@ pub(crate) fn load_with_progress(
             (RecordKind::Card, "cards"),
         ] {
             let folder = dir.join(sub);
-            if !folder.is_dir() {
-                continue;
+            // A catalog may lack either folder; one that is there must be a folder, and
+            // each `.json` entry in it a file (a broken link, a folder named `x.json`, a
+            // device): skipping them would serve a catalog short of their records.
+            match fs::metadata(&folder) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !is_link(&folder) => continue,
+                Err(e) => return Err(LoadError::io(&folder, e)),
+                Ok(m) if !m.is_dir() => {
+                    return Err(LoadError::new(
+                        Some(&folder),
+                        LoadErrorKind::NotAFile { expected: "folder" },
+                    ))
+                }
+                Ok(_) => {}
             }
             for path in sorted_entries(&folder)? {
                 let json = path.extension().is_some_and(|e| e == "json");
@@ -163,12 +174,22 @@ pub(crate) fn load_with_progress(
                     .file_name()
                     .and_then(|n| n.to_str())
                     .is_some_and(|n| n.starts_with('.'));
-                if json && !hidden && path.is_file() {
-                    jobs.push(FileJob {
+                if !json || hidden {
+                    continue;
+                }
+                match fs::metadata(&path) {
+                    Err(e) => return Err(LoadError::io(&path, e)),
+                    Ok(m) if !m.is_file() => {
+                        return Err(LoadError::new(
+                            Some(&path),
+                            LoadErrorKind::NotAFile { expected: "file" },
+                        ))
+                    }
+                    Ok(_) => jobs.push(FileJob {
                         catalog: i,
                         kind,
                         path,
-                    });
+                    }),
                 }
             }
         }
@@ -258,6 +279,11 @@ pub(crate) fn load_with_progress(
         .collect())
 }
 
+/// Whether `path` is a symbolic link (which may point nowhere).
+fn is_link(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
 /// The entries of a folder, sorted by name.
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let mut entries = Vec::new();
@@ -275,7 +301,8 @@ fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
         return Ok(None);
     }
     let text = read_text(&path)?;
-    let meta: serde_json::Value = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
+    let meta: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| json_error(&path, &text, &e))?;
     let Some(object) = meta.as_object() else {
         let found =
             crate::json::walk::kind_at(text.trim_start().as_bytes().first().copied()).name();
@@ -316,27 +343,26 @@ fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
     Ok(Some(meta.to_string().into()))
 }
 
+/// The text of `path`, without a byte order mark.
 fn read_text(path: &Path) -> Result<String, LoadError> {
     let bytes = fs::read(path).map_err(|e| LoadError::io(path, e))?;
-    String::from_utf8(bytes).map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))
+    let text = String::from_utf8(bytes)
+        .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
+    Ok(match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
 }
 
-fn json_error(path: &Path, e: &serde_json::Error) -> LoadError {
+/// serde_json's error `e` on the text of `path`, with its place.
+fn json_error(path: &Path, text: &str, e: &serde_json::Error) -> LoadError {
+    let (line, column) = crate::json::error_position(text, e);
     let kind = LoadErrorKind::Json {
-        line: e.line(),
-        column: e.column(),
-        message: strip_position(&e.to_string()),
+        line,
+        column,
+        message: crate::json::error_message(e),
     };
     LoadError::new(Some(path), kind)
-}
-
-/// serde_json appends " at line L column C" to its messages; the error shows the position
-/// in its own place.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
-    }
 }
 
 /// Records transcoded per task: enough to make the parallel work worth it, few enough
@@ -415,13 +441,15 @@ fn read_file(path: &Path, kind: RecordKind, buffer: &mut Vec<u8>) -> Result<File
     std::io::Read::read_to_end(&mut file, buffer).map_err(|e| LoadError::io(path, e))?;
     let text = std::str::from_utf8(buffer)
         .map_err(|_| LoadError::new(Some(path), LoadErrorKind::InvalidUtf8))?;
-    let first = text.trim_start().as_bytes().first().copied();
-    if first.is_some() && first != Some(b'[') {
-        let found = crate::json::walk::kind_at(first).name();
-        return Err(LoadError::new(
-            Some(path),
-            LoadErrorKind::NotAnArray { found },
-        ));
+    let text = crate::json::without_bom(text);
+    match crate::json::first_value_kind(text) {
+        Some(crate::json::transcode::Kind::Array) | None => {}
+        Some(kind) => {
+            return Err(LoadError::new(
+                Some(path),
+                LoadErrorKind::NotAnArray { found: kind.name() },
+            ))
+        }
     }
     if text.len() <= ONE_PASS_BYTES {
         if let Some(output) = read_in_one_pass(text, kind) {
@@ -452,7 +480,7 @@ fn read_in_chunks(path: &Path, text: &str, kind: RecordKind) -> Result<FileOutpu
     let syntax_error = || {
         serde_json::from_str::<serde_json::Value>(text)
             .err()
-            .map(|e| json_error(path, &e))
+            .map(|e| json_error(path, text, &e))
     };
     let Some(raws) = crate::json::scan::split_array(text) else {
         return Err(syntax_error().unwrap_or_else(|| {

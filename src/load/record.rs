@@ -295,7 +295,8 @@ impl Preparer {
         // The translation fallback: a property the record lacks (or holds as null) that
         // `translation.en` has takes the English value.
         match record.known(Known::Translation).map(|m| m.kind) {
-            None | Some(Kind::Object) => {}
+            // `null` counts as absent, as everywhere.
+            None | Some(Kind::Object | Kind::Null) => {}
             Some(other) => return Err(wrong_type("translation", "an object", other)),
         }
         match t.layout.translation_en_kind {
