@@ -18,6 +18,16 @@ fn base(dir: &TempDir) {
     dir.write("c/cards/a.json", "[\n  {\"id\": \"a\", \"expansion_id\": \"e1\"},\n  {\"id\": \"b\", \"expansion_id\": \"e2\"}\n]");
 }
 
+/// How many cards catalog `c` of the snapshot in `dir` loads.
+fn cards_of(dir: &TempDir) -> usize {
+    Engine::open(dir.path())
+        .unwrap()
+        .catalog("c")
+        .unwrap()
+        .cards()
+        .len()
+}
+
 fn open_err(dir: &TempDir) -> cardex::LoadError {
     Engine::open(dir.path()).expect_err("the snapshot must be refused")
 }
@@ -88,15 +98,7 @@ fn json_syntax_errors_name_file_line_and_column() {
         "\u{FEFF}[{\"id\": \"x\", \"expansion_id\": \"e1\"}]",
     );
     dir.write("c/catalog.json", "\u{FEFF}{\"name\": \"c\"}");
-    assert_eq!(
-        Engine::open(dir.path())
-            .unwrap()
-            .catalog("c")
-            .unwrap()
-            .cards()
-            .len(),
-        3
-    );
+    assert_eq!(cards_of(&dir), 3);
 }
 
 #[test]
@@ -163,15 +165,7 @@ fn a_json_entry_that_is_not_a_file_or_a_records_folder_that_is_not_a_folder_is_r
     // A catalog without one of the two folders still loads.
     let dir = TempDir::new("no-cards");
     dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);
-    assert_eq!(
-        Engine::open(dir.path())
-            .unwrap()
-            .catalog("c")
-            .unwrap()
-            .cards()
-            .len(),
-        0
-    );
+    assert_eq!(cards_of(&dir), 0);
 }
 
 #[test]
