@@ -153,6 +153,26 @@ fn a_json_entry_that_is_not_a_file_or_a_records_folder_that_is_not_a_folder_is_r
         rel(&dir, &err).starts_with("c/cards/gone.json: cannot read"),
         "{err}"
     );
+    // A `cards` link that leads nowhere, a catalog link that leads nowhere, and a
+    // `catalog.json` that is a folder: each refused, not taken for absent.
+    let dir = TempDir::new("cards-link");
+    dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("c/cards")).unwrap();
+    let err = open_err(&dir);
+    assert!(rel(&dir, &err).starts_with("c/cards: cannot read"), "{err}");
+    let dir = TempDir::new("catalog-link");
+    base(&dir);
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("d")).unwrap();
+    let err = open_err(&dir);
+    assert!(rel(&dir, &err).starts_with("d: cannot read"), "{err}");
+    let dir = TempDir::new("meta-folder");
+    base(&dir);
+    std::fs::create_dir_all(dir.path().join("c/catalog.json")).unwrap();
+    let err = open_err(&dir);
+    assert!(
+        matches!(err.kind(), LoadErrorKind::NotAFile { expected: "file" }),
+        "{err}"
+    );
     // `cards` (or `expansions`) that is a file.
     let dir = TempDir::new("cards-file");
     dir.write("c/expansions/sets.json", r#"[{"id":"e1"}]"#);

@@ -13,7 +13,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::load::RecordAt;
+use crate::load::{RecordAt, Shown};
 
 /// What was wrong with the data being imported, or with writing the snapshot.
 #[derive(Debug)]
@@ -31,9 +31,9 @@ pub enum ImportErrorKind {
     /// The file is not valid JSON, or a record cannot be converted (two keys of one object
     /// that would share a snake_case name, nesting deeper than 128 levels).
     Json {
-        /// 1-based line (in the record, for a record's conversion).
+        /// 1-based line in the file.
         line: usize,
-        /// 1-based column.
+        /// 1-based column, in bytes (as serde_json counts).
         column: usize,
         /// What serde_json said.
         message: String,
@@ -136,7 +136,7 @@ impl fmt::Display for ImportError {
         if let Some(record) = &self.record {
             write!(f, "record {}", record.index)?;
             if let Some(id) = &record.id {
-                write!(f, " (id `{id}`)")?;
+                write!(f, " (id `{}`)", Shown(id))?;
             }
             f.write_str(": ")?;
         }
@@ -157,9 +157,11 @@ impl fmt::Display for ImportError {
             }
             ImportErrorKind::NotAnObject { found } => write!(f, "expected a JSON object, found {found}"),
             ImportErrorKind::MissingId => f.write_str("the record has no non-empty string `id`"),
-            ImportErrorKind::DuplicateSet { id } => write!(f, "two sets have the id `{id}`"),
+            ImportErrorKind::DuplicateSet { id } => {
+                write!(f, "two sets have the id `{}`", Shown(id))
+            }
             ImportErrorKind::UnknownSet { id } => {
-                write!(f, "the cards of set `{id}` name no set of the sets file")
+                write!(f, "the cards of set `{}` name no set of the sets file", Shown(id))
             }
             ImportErrorKind::Conflict { field } => write!(
                 f,

@@ -135,8 +135,10 @@ pub fn import(
     for (index, raw) in records(&sets_path, &sets_text)?.iter().enumerate() {
         let language: [(&'static str, &[u8]); 2] =
             [("language", LANGUAGE.0), ("language_code", LANGUAGE.1)];
-        let (id, json) = convert(&mut transcoder, raw.get(), &language)
-            .map_err(|kind| at_record(&sets_path, &sets_text, index, raw.get(), kind))?;
+        let (id, json) = convert(&mut transcoder, raw.get(), &language).map_err(|kind| {
+            let text = crate::json::without_bom(&sets_text);
+            at_record(&sets_path, text, index, raw.get(), kind)
+        })?;
         let summary = summary(&json);
         if summaries.insert(id.clone(), summary).is_some() {
             return Err(
@@ -189,8 +191,15 @@ pub fn import(
         ];
         let mut out = Vec::new();
         for (index, raw) in records(path, &text)?.iter().enumerate() {
-            let (_, json) = convert(&mut transcoder, raw.get(), &added)
-                .map_err(|kind| at_record(path, &text, index, raw.get(), kind))?;
+            let (_, json) = convert(&mut transcoder, raw.get(), &added).map_err(|kind| {
+                at_record(
+                    path,
+                    crate::json::without_bom(&text),
+                    index,
+                    raw.get(),
+                    kind,
+                )
+            })?;
             out.push(json);
         }
         let count = out.len();
@@ -276,7 +285,8 @@ fn at_record(
         if let Some(before) = text.get(..offset) {
             let line_start = before.rfind('\n').map_or(0, |i| i + 1);
             if *line == 1 {
-                *column += before[line_start..].chars().count();
+                // Bytes, as serde_json counts columns.
+                *column += before.len() - line_start;
             }
             *line += before.matches('\n').count();
         }
@@ -480,6 +490,15 @@ mod tests {
         let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
         let shown = err.to_string().replace(&format!("{}/", src.display()), "");
         assert_eq!(shown, "cards/en/s1.json: record 0 (id `s1-1`): cannot convert: two keys of one object both become `foo_bar` (line 1, column 34)");
+        // Columns are bytes, as serde_json counts them, past a byte order mark: `é` is
+        // two, the mark none.
+        write(
+            &src,
+            "cards/en/s1.json",
+            "\u{FEFF}[{\"id\":\"s1-1\",\"name\":\"é\",\"fooBar\":1,\"foo_bar\":2}]",
+        );
+        let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
+        assert!(err.to_string().ends_with("(line 1, column 46)"), "{err}");
         // The place is the file's, for a record further down too.
         write(
             &src,

@@ -32,7 +32,11 @@ pub(crate) fn without_bom(text: &str) -> &str {
 /// (`Some(Array)` for `[`); `None` for an empty text or a byte no JSON value starts with,
 /// for the parser to report with its position.
 pub(crate) fn first_value_kind(text: &str) -> Option<transcode::Kind> {
-    let first = text.trim_start().as_bytes().first().copied()?;
+    let first = text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .as_bytes()
+        .first()
+        .copied()?;
     matches!(
         first,
         b'[' | b'{' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
@@ -40,9 +44,10 @@ pub(crate) fn first_value_kind(text: &str) -> Option<transcode::Kind> {
     .then(|| walk::kind_at(Some(first)))
 }
 
-/// Where serde_json's error `e` on `text` is, as 1-based line and column. serde_json gives
-/// column 0 for an error met just after a line break (a raw line break in a string, the
-/// end of an empty text): that is the line break itself, at the end of the line before.
+/// Where serde_json's error `e` on `text` is, as 1-based line and column (in bytes, as
+/// serde_json counts them). serde_json gives column 0 for an error met just after a line
+/// break (a raw line break in a string, the end of an empty text): that is the line break
+/// itself, at the end of the line before.
 pub(crate) fn error_position(text: &str, e: &serde_json::Error) -> (usize, usize) {
     let (line, column) = (e.line(), e.column());
     if column > 0 {
@@ -52,7 +57,7 @@ pub(crate) fn error_position(text: &str, e: &serde_json::Error) -> (usize, usize
         .checked_sub(2)
         .and_then(|before| text.split('\n').nth(before))
     {
-        Some(previous) => (line - 1, previous.chars().count() + 1),
+        Some(previous) => (line - 1, previous.len() + 1),
         None => (line.max(1), 1),
     }
 }

@@ -48,7 +48,7 @@ pub enum LoadErrorKind {
     Json {
         /// 1-based line.
         line: usize,
-        /// 1-based column.
+        /// 1-based column, in bytes (as serde_json counts).
         column: usize,
         /// What serde_json said.
         message: String,
@@ -210,7 +210,8 @@ impl fmt::Display for LoadError {
             ),
             LoadErrorKind::CatalogNameMismatch { folder, name } => write!(
                 f,
-                "catalog.json names catalog `{name}`, but its folder is `{folder}`"
+                "catalog.json names catalog `{}`, but its folder is `{folder}`",
+                Shown(name)
             ),
             LoadErrorKind::InvalidUtf8 => f.write_str("file is not valid UTF-8"),
             LoadErrorKind::Json { message, .. } => write!(f, "invalid JSON: {message}"),
@@ -273,7 +274,7 @@ impl fmt::Display for LoadError {
 
 /// A value from a snapshot in a message: whole up to 80 characters, else its first 60
 /// and how long it is (a 10 MB id would make a 10 MB message).
-struct Shown<'a>(&'a str);
+pub(crate) struct Shown<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

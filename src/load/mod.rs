@@ -18,6 +18,7 @@ mod error;
 mod order;
 mod record;
 
+pub(crate) use error::Shown;
 pub use error::{LoadError, LoadErrorKind, RecordAt};
 pub(crate) use record::Prepared;
 
@@ -130,8 +131,15 @@ pub(crate) fn load_with_progress(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name.starts_with('.') || !entry.is_dir() {
+        if name.starts_with('.') {
             continue;
+        }
+        match fs::metadata(&entry) {
+            Ok(m) if m.is_dir() => {}
+            // A file beside the catalogs (notes, a licence).
+            Ok(_) => continue,
+            // A link that leads nowhere may be a catalog: refused, not skipped.
+            Err(e) => return Err(LoadError::io(&entry, e)),
         }
         if !valid_catalog_name(&name) {
             return Err(LoadError::new(
@@ -297,8 +305,16 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
 /// Reads `catalog.json`, if present: a JSON object whose `name`, if any, is the folder's.
 fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
     let path = dir.join("catalog.json");
-    if !path.is_file() {
-        return Ok(None);
+    match fs::metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !is_link(&path) => return Ok(None),
+        Err(e) => return Err(LoadError::io(&path, e)),
+        Ok(m) if !m.is_file() => {
+            return Err(LoadError::new(
+                Some(&path),
+                LoadErrorKind::NotAFile { expected: "file" },
+            ))
+        }
+        Ok(_) => {}
     }
     let text = read_text(&path)?;
     let meta: serde_json::Value =

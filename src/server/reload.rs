@@ -64,7 +64,9 @@ fn identity(_: &std::fs::Metadata) -> (u64, i64, i64) {
 }
 
 /// Every file in the snapshot folder (three levels: catalog folders, their `cards/` and
-/// `expansions/`), following symbolic links as the loader does, sorted.
+/// `expansions/`), following symbolic links as the loader does, sorted; with the entries
+/// the loader refuses (a broken link, a folder where a records file would be), so that
+/// mending them is a change too.
 pub(super) fn folder_stamp(root: &Path) -> Stamp {
     fn walk(dir: &Path, depth: u32, out: &mut Stamp) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -72,13 +74,13 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            let Ok(meta) = std::fs::metadata(&path) else {
+            // A link that leads nowhere is stamped as the link.
+            let Ok(meta) = std::fs::metadata(&path).or_else(|_| std::fs::symlink_metadata(&path))
+            else {
                 continue;
             };
-            if meta.is_dir() {
-                if depth < 2 {
-                    walk(&path, depth + 1, out);
-                }
+            if meta.is_dir() && depth < 2 {
+                walk(&path, depth + 1, out);
             } else {
                 let (len, modified, id) = (meta.len(), meta.modified().ok(), identity(&meta));
                 out.push((path, len, modified, id));
@@ -283,4 +285,36 @@ pub(super) async fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Resu
         log_events(&events, Some(enqueued));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the loader refuses is stamped too, so that mending it is a change the watcher
+    /// sees: a broken link, and a folder where a records file would be.
+    #[test]
+    fn the_stamp_holds_what_the_loader_refuses() {
+        let root = crate::server::testing::scratch("reload", "stamp");
+        let cards = root.join("c/cards");
+        std::fs::create_dir_all(cards.join("more.json")).unwrap();
+        std::fs::write(cards.join("a.json"), "[]").unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), cards.join("gone.json")).unwrap();
+        let paths = |stamp: &Stamp| -> Vec<PathBuf> { stamp.iter().map(|e| e.0.clone()).collect() };
+        let before = folder_stamp(&root);
+        assert_eq!(
+            paths(&before),
+            [
+                cards.join("a.json"),
+                cards.join("gone.json"),
+                cards.join("more.json")
+            ]
+        );
+        std::fs::remove_dir(cards.join("more.json")).unwrap();
+        let mended = folder_stamp(&root);
+        assert_ne!(mended, before);
+        std::fs::remove_file(cards.join("gone.json")).unwrap();
+        assert_ne!(folder_stamp(&root), mended);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
