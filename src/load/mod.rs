@@ -165,16 +165,8 @@ pub(crate) fn load_with_progress(
             // A catalog may lack either folder; one that is there must be a folder, and
             // each `.json` entry in it a file (a broken link, a folder named `x.json`, a
             // device): skipping them would serve a catalog short of their records.
-            match fs::metadata(&folder) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !is_link(&folder) => continue,
-                Err(e) => return Err(LoadError::io(&folder, e)),
-                Ok(m) if !m.is_dir() => {
-                    return Err(LoadError::new(
-                        Some(&folder),
-                        LoadErrorKind::NotAFile { expected: "folder" },
-                    ))
-                }
-                Ok(_) => {}
+            if !present(&folder, "folder", true)? {
+                continue;
             }
             for path in sorted_entries(&folder)? {
                 let json = path.extension().is_some_and(|e| e == "json");
@@ -185,20 +177,12 @@ pub(crate) fn load_with_progress(
                 if !json || hidden {
                     continue;
                 }
-                match fs::metadata(&path) {
-                    Err(e) => return Err(LoadError::io(&path, e)),
-                    Ok(m) if !m.is_file() => {
-                        return Err(LoadError::new(
-                            Some(&path),
-                            LoadErrorKind::NotAFile { expected: "file" },
-                        ))
-                    }
-                    Ok(_) => jobs.push(FileJob {
-                        catalog: i,
-                        kind,
-                        path,
-                    }),
-                }
+                present(&path, "file", false)?;
+                jobs.push(FileJob {
+                    catalog: i,
+                    kind,
+                    path,
+                });
             }
         }
     }
@@ -287,9 +271,23 @@ pub(crate) fn load_with_progress(
         .collect())
 }
 
-/// Whether `path` is a symbolic link (which may point nowhere).
-fn is_link(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+/// Whether `path` is there as the `expected` kind (`"folder"` or `"file"`, links
+/// followed); when `optional`, its absence is `false` (a link that leads nowhere is not
+/// absent). Anything else there is refused rather than skipped: its records would be
+/// missing.
+fn present(path: &Path, expected: &'static str, optional: bool) -> Result<bool, LoadError> {
+    let is_link = || fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match fs::metadata(path) {
+        Err(e) if optional && e.kind() == std::io::ErrorKind::NotFound && !is_link() => Ok(false),
+        Err(e) => Err(LoadError::io(path, e)),
+        Ok(m) if (expected == "folder" && m.is_dir()) || (expected == "file" && m.is_file()) => {
+            Ok(true)
+        }
+        Ok(_) => Err(LoadError::new(
+            Some(path),
+            LoadErrorKind::NotAFile { expected },
+        )),
+    }
 }
 
 /// The entries of a folder, sorted by name.
@@ -305,16 +303,8 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
 /// Reads `catalog.json`, if present: a JSON object whose `name`, if any, is the folder's.
 fn read_meta(name: &str, dir: &Path) -> Result<Option<Box<str>>, LoadError> {
     let path = dir.join("catalog.json");
-    match fs::metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !is_link(&path) => return Ok(None),
-        Err(e) => return Err(LoadError::io(&path, e)),
-        Ok(m) if !m.is_file() => {
-            return Err(LoadError::new(
-                Some(&path),
-                LoadErrorKind::NotAFile { expected: "file" },
-            ))
-        }
-        Ok(_) => {}
+    if !present(&path, "file", true)? {
+        return Ok(None);
     }
     let text = read_text(&path)?;
     let meta: serde_json::Value =
