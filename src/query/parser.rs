@@ -769,8 +769,8 @@ impl QueryParser {
 }
 
 /// Whether the parenthesised text starting at `inside` (just after its `(`) holds a term
-/// with a field — `name:value` or `damage>=60` (a comparison with its number), at any
-/// depth, outside quotes and ranges —
+/// with a field — `name:value` or `damage>=60` (a comparison, with or without a valid
+/// number after it), at any depth, outside quotes and ranges —
 /// which makes `field:( ... )` a nested query rather than a group of values. Stops at the
 /// parenthesis that closes it (or the end of the text).
 fn holds_field_term(inside: &str) -> bool {
@@ -812,7 +812,14 @@ fn holds_field_term(inside: &str) -> bool {
             _ => {
                 let token = &inside[i..];
                 if let Ok((after, _)) = field_name(token) {
-                    let compares = comparison(after).is_some_and(|(_, n)| number(n).is_some());
+                    // A comparison is one whatever follows its operator (`market>=abc` is
+                    // a bad number in a nested query, as it is outside one), so long as
+                    // something does.
+                    let compares = comparison(after).is_some_and(|(_, rest)| {
+                        rest.bytes()
+                            .next()
+                            .is_some_and(|b| b != b')' && !b.is_ascii_whitespace())
+                    });
                     if after.starts_with(':') || compares {
                         return true;
                     }

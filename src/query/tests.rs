@@ -846,3 +846,30 @@ fn plain_queries_take_the_one_pass_path() {
     assert!(parser::plain_query(&many).is_none());
     assert!(parse(&many).is_err());
 }
+
+#[test]
+fn a_comparison_with_a_bad_number_makes_a_nested_query_and_says_so() {
+    // It used to be read as a group of one word, and the planner then said the array
+    // holds objects, hiding the bad number.
+    assert_eq!(
+        e("variants.prices:(market>=abc)"),
+        "\
+expected a number after `market>=`, found `abc`
+variants.prices:(market>=abc)
+                         ^^^"
+    );
+    assert!(matches!(
+        kind("attacks:(damage<x OR name:a)"),
+        ParseErrorKind::ExpectedNumber { .. }
+    ));
+    // A name and an operator make a comparison, as outside parentheses.
+    assert_eq!(p("a:(b>=1)"), "a:(b>=1)");
+    assert!(matches!(
+        kind("name:(x>y)"),
+        ParseErrorKind::ExpectedNumber { .. }
+    ));
+    // An operator with nothing after it, or a space, stays part of a grouped word; a
+    // quoted value is a value.
+    assert_eq!(p("a:(x> OR y)"), "a:(x> OR y)");
+    assert_eq!(p("a:(\"x>y\")"), "a:(\"x>y\")");
+}
