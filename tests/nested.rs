@@ -412,6 +412,31 @@ fn sorts_on_text_inside_arrays_are_refused() {
     assert_eq!(by_cost.len(), ids("pokemon", "language_code:EN").len());
 }
 
+/// A field of booleans inside an array is text by its name, but its values order: `false`
+/// before `true`, the largest first descending, a record without one last.
+#[test]
+fn booleans_inside_arrays_sort() {
+    let g = Scratch::new(
+        "booleans",
+        r#"[
+            {"id": "a", "expansion_id": "e1", "variants": [{"prices": [{"is_error": false}]}]},
+            {"id": "b", "expansion_id": "e1", "variants": [{"prices": [{"is_error": false}, {"is_error": true}]}]},
+            {"id": "c", "expansion_id": "e1"},
+            {"id": "d", "expansion_id": "e1", "variants": [{"prices": [{"is_error": true}]}]}
+        ]"#,
+    );
+    assert_eq!(g.sorted("variants.prices.is_error"), ["a", "b", "d", "c"]);
+    assert_eq!(g.sorted("-variants.prices.is_error"), ["b", "d", "a", "c"]);
+    // Bound to the elements a nested query matches, as any other key is.
+    let catalog = g.engine.catalog("g").unwrap();
+    let request =
+        SearchRequest::new("variants.prices:(is_error:true)").order_by("variants.prices.is_error");
+    assert_eq!(
+        page_ids(catalog, &catalog.search(&request).unwrap()),
+        ["b", "d"]
+    );
+}
+
 /// A catalog `g` of the cards `cards` (a JSON array, each of expansion `e1`) in a
 /// temporary folder (removed when dropped), with the count and first page of a query.
 struct Scratch {
@@ -436,6 +461,12 @@ impl Scratch {
     fn ids(&self, q: &str) -> Vec<String> {
         let catalog = self.engine.catalog("g").unwrap();
         page_ids(catalog, &catalog.search(&SearchRequest::new(q)).unwrap())
+    }
+
+    fn sorted(&self, order_by: &str) -> Vec<String> {
+        let catalog = self.engine.catalog("g").unwrap();
+        let request = SearchRequest::new("").order_by(order_by);
+        page_ids(catalog, &catalog.search(&request).unwrap())
     }
 }
 

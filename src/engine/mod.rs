@@ -744,10 +744,19 @@ fn parse_order_keys(collection: &Collection, text: &str) -> Result<Vec<OrderKey>
                 Ok(field) => {
                     let info = collection.index().field(field);
                     if let Some((array, _, _)) = collection.enclosing_array(info.path()) {
-                        if info.kind() == crate::index::FieldKind::Text && !info.has_numbers() {
+                        // Words do not order elements; `true` and `false` (a field of
+                        // booleans, text by its name) do, as the values they are.
+                        let words = || {
+                            (0..info.terms().len())
+                                .any(|i| !matches!(info.terms().term(i), "true" | "false"))
+                        };
+                        if info.kind() == crate::index::FieldKind::Text
+                            && !info.has_numbers()
+                            && words()
+                        {
                             return Err(bad(format!(
                                 "`{name}` is a text field inside the array of objects `{array}`; \
-                                 sort by a number or keyword field"
+                                 sort by a number, keyword or boolean field"
                             ))
                             .into());
                         }
