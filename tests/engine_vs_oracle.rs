@@ -3,7 +3,9 @@
 //! to one element) over generated stores whose records exercise every matching rule and
 //! hold several price records per variant, compared by result and by order; and sorts by
 //! a price, bound by nested conditions or not. Every page is also asked of the same store
-//! loaded compressed ([`StoreKind::Compressed`]), which must write the same bytes.
+//! loaded compressed ([`StoreKind::Compressed`]), which must write the same bytes. The
+//! cards do not carry their expansion: terms and sorts on `expansion.*` are compared with
+//! the oracle over the same cards with their expansion's record as `expansion`.
 
 mod support;
 
@@ -25,6 +27,8 @@ struct Store {
     /// The same snapshot with a compressed store.
     compressed: Engine,
     records: Records,
+    /// The served records, each with its expansion's record as `expansion`.
+    joined: Records,
     expansions: Vec<Json>,
 }
 
@@ -223,10 +227,10 @@ fn store(seed: u64) -> &'static Store {
                 let mut rng = Rng::new(1000 + s);
                 let dir = TempDir::new(&format!("oracle-{s}"));
                 let expansions = vec![
-                    json!({"id": "e1", "release_date": "2020/01/01"}),
-                    json!({"id": "e2", "release_date": "2021/06/01"}),
-                    json!({"id": "e3", "release_date": "2020/01/01"}),
-                    json!({"id": "e4"}),
+                    json!({"id": "e1", "release_date": "2020/01/01", "name": "Base Set", "series": "Original", "total": 102}),
+                    json!({"id": "e2", "release_date": "2021/06/01", "name": "Flame Burst", "series": "Scarlet & Violet", "total": 90}),
+                    json!({"id": "e3", "release_date": "2020/01/01", "name": "base", "series": "original"}),
+                    json!({"id": "e4", "name": "Promos"}),
                 ];
                 // Stores 0 and 1 price in two currencies, store 2 in one.
                 let currencies: &[&str] = if s == 2 { &["USD"] } else { &["USD", "JPY"] };
@@ -251,11 +255,21 @@ fn store(seed: u64) -> &'static Store {
                     .expect("generated store loads compressed");
                 let mut served: Vec<Json> = cards.iter().map(oracle::served_card).collect();
                 oracle::default_order(&mut served, &expansions);
+                let joined = served
+                    .iter()
+                    .map(|card| {
+                        let mut card = card.clone();
+                        let own = expansions.iter().find(|e| e["id"] == card["expansion_id"]);
+                        card["expansion"] = own.expect("every card's expansion is there").clone();
+                        card
+                    })
+                    .collect();
                 Store {
                     _dir: dir,
                     engine,
                     compressed,
                     records: Records::new(served),
+                    joined: Records::new(joined),
                     expansions,
                 }
             })
@@ -602,6 +616,16 @@ fn query() -> impl Strategy<Value = String> {
 
 /// Runs `q` through the engine and the oracle and compares ids and order.
 fn check(seed: u64, q: &str, lang: Option<&str>) -> Result<(), TestCaseError> {
+    check_against(seed, q, lang, &store(seed).records)
+}
+
+/// [`check`] with the oracle over `records` (the store's cards, or its joined cards).
+fn check_against(
+    seed: u64,
+    q: &str,
+    lang: Option<&str>,
+    records: &Records,
+) -> Result<(), TestCaseError> {
     let store = store(seed);
     let catalog = store.engine.catalog("g").unwrap();
     let mut req = SearchRequest::new(q);
@@ -623,11 +647,10 @@ fn check(seed: u64, q: &str, lang: Option<&str>) -> Result<(), TestCaseError> {
         );
     }
     let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
-    let expected: Vec<String> = store
-        .records
+    let expected: Vec<String> = records
         .matching(parsed.expr.as_ref())
         .into_iter()
-        .map(|i| &store.records.records[i])
+        .map(|i| &records.records[i])
         .filter(|r| {
             lang.is_none_or(|l| {
                 r["language_code"]
@@ -744,8 +767,111 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
     Ok(())
 }
 
+/// A term on a field of the card's expansion, which the cards do not carry.
+fn joined_term() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "expansion.series:original",
+        "expansion.series:\"Scarlet & Violet\"",
+        "expansion.series:(original OR \"scarlet & violet\")",
+        "expansion.name:base",
+        "!expansion.name:base",
+        "expansion.name:\"flame burst\"",
+        "expansion.name:*",
+        "expansion.name:pro*",
+        "expansion.release_date>=2021",
+        "expansion.releaseDate:2020",
+        "expansion.release_date:[2020/06/01 TO *]",
+        "expansion.release_date:*",
+        "expansion.total>95",
+        "expansion.total:[* TO 100]",
+        "expansion.id:e4",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// A joined term alone, or with another term of the cards' own.
+fn joined_query() -> impl Strategy<Value = String> {
+    (joined_term(), term(), 0..5u8).prop_map(|(joined, own, how)| match how {
+        0 => joined,
+        1 => format!("{joined} AND {own}"),
+        2 => format!("{own} OR NOT {joined}"),
+        3 => format!("-{joined} {own}"),
+        _ => format!("({joined} OR {own}) -expansion_id:e1"),
+    })
+}
+
+/// Every page of `q` sorted by the expansion's `release_date` against the oracle's order:
+/// the dates in natural order (reversed descending), cards without one last, ties in
+/// default order.
+fn check_joined_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCaseError> {
+    let store = store(seed);
+    let catalog = store.engine.catalog("g").unwrap();
+    let order_by = if descending {
+        "-expansion.release_date"
+    } else {
+        "expansion.releaseDate"
+    };
+    let req = SearchRequest::new(q).order_by(order_by);
+    let mut got = Vec::new();
+    for page in 1.. {
+        let p = catalog
+            .search(&req.page(page))
+            .map_err(|e| TestCaseError::fail(format!("{q}: {e}")))?;
+        same_page_compressed(store, &req.page(page), &p.to_json())?;
+        if p.count() == 0 {
+            break;
+        }
+        got.extend(
+            p.record_ids()
+                .iter()
+                .map(|&i| catalog.cards().record_id(i).into_owned()),
+        );
+    }
+    let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+    let mut keyed: Vec<(Option<&str>, String)> = store
+        .joined
+        .matching(parsed.expr.as_ref())
+        .into_iter()
+        .map(|i| {
+            let r = &store.joined.records[i];
+            (
+                r["expansion"]["release_date"].as_str(),
+                r["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    keyed.sort_by(|(a, _), (b, _)| match (a, b) {
+        (Some(a), Some(b)) if descending => oracle::natural(b, a),
+        (Some(a), Some(b)) => oracle::natural(a, b),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    let expected: Vec<String> = keyed.into_iter().map(|(_, id)| id).collect();
+    prop_assert_eq!(got, expected, "query {:?} order_by {:?}", q, order_by);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn joined_expansion_fields_match_the_oracle(
+        seed in 0u64..3,
+        q in joined_query(),
+        lang in prop::sample::select(vec![None, Some("en"), Some("ja")]),
+    ) {
+        check_against(seed, &q, lang, &store(seed).joined)?;
+    }
+
+    #[test]
+    fn sorts_by_the_expansion_match_the_oracle(
+        seed in 0u64..3,
+        q in prop::option::of(prop_oneof![query(), joined_query()]),
+        descending in prop::bool::ANY,
+    ) {
+        check_joined_sort(seed, q.as_deref().unwrap_or(""), descending)?;
+    }
 
     #[test]
     fn engine_matches_oracle(seed in 0u64..3, q in query(), lang in prop::sample::select(vec![None, Some("en"), Some("ja")])) {

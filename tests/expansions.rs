@@ -124,3 +124,84 @@ fn order_expansions_by_field() {
     let by_name = expansion_ids("onepiece", SearchRequest::new("").order_by("name"));
     assert_eq!(by_name.len(), 3);
 }
+
+/// Cards that do not carry their expansion (the bundled layout) search and sort by its
+/// fields as `expansion.<field>`, joined by `expansion_id`.
+#[test]
+fn cards_search_and_sort_by_their_expansions_fields() {
+    use support::{ids, ids_with, search_error};
+    // The cards of `expansions`, expansion by expansion, each in default order.
+    let of = |expansions: &[&str]| -> Vec<String> {
+        let all = ids("pokemon", "");
+        expansions
+            .iter()
+            .flat_map(|e| {
+                all.iter()
+                    .filter(move |id| id.starts_with(&format!("{e}-")))
+            })
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        ids("pokemon", "expansion.series:\"Scarlet & Violet\""),
+        of(&["emc", "ddw"])
+    );
+    assert_eq!(
+        ids("pokemon", "expansion.releaseDate>=2024 language_code:EN"),
+        of(&["ltc", "ddw"])
+    );
+    // The expansion without a date: none of its cards has one.
+    assert_eq!(ids("pokemon", "-expansion.release_date:*"), of(&["ssm_ja"]));
+    // Newest first; a card whose expansion has no date last.
+    assert_eq!(
+        ids_with(
+            "pokemon",
+            SearchRequest::new("").order_by("-expansion.release_date")
+        ),
+        of(&["ddw", "bfl_ja", "ltc", "emc", "ssm_ja"])
+    );
+    let err = search_error("pokemon", SearchRequest::new("expansion.nmae:x"));
+    assert!(
+        err.starts_with("unknown field `expansion.nmae` (did you mean `expansion.name`?)"),
+        "{err}"
+    );
+    let err = search_error("pokemon", SearchRequest::new("").order_by("expansion.nmae"));
+    assert!(err.contains("(did you mean `expansion.name`?)"), "{err}");
+}
+
+/// Cards that carry an `expansion` of their own (as imported catalogs do) are searched on
+/// it, not joined; a card whose expansion lacks a field has none there.
+#[test]
+fn the_join_is_only_for_cards_without_their_own_expansion() {
+    let dir = support::TempDir::new("join");
+    dir.write(
+        "own/expansions/e.json",
+        r#"[{"id": "e1", "name": "Other"}]"#,
+    );
+    dir.write(
+        "own/cards/c.json",
+        r#"[{"id": "a", "expansion_id": "e1", "expansion": {"name": "Own"}}]"#,
+    );
+    dir.write(
+        "joined/expansions/e.json",
+        r#"[{"id": "e1", "name": "Base", "release_date": "2020/01/01"}, {"id": "e2"}]"#,
+    );
+    dir.write(
+        "joined/cards/c.json",
+        r#"[{"id": "a", "expansion_id": "e2"}, {"id": "b", "expansion_id": "e1"}]"#,
+    );
+    let engine = cardex::Engine::open(dir.path()).unwrap();
+    let found = |catalog: &str, q: &str, order_by: &str| -> Vec<String> {
+        let c = engine.catalog(catalog).unwrap();
+        let page = c.search(&SearchRequest::new(q).order_by(order_by)).unwrap();
+        support::page_ids(c, &page)
+    };
+    assert_eq!(found("own", "expansion.name:own", ""), ["a"]);
+    assert_eq!(
+        found("own", "expansion.name:other", ""),
+        Vec::<String>::new()
+    );
+    assert_eq!(found("joined", "expansion.name:base", ""), ["b"]);
+    assert_eq!(found("joined", "-expansion.name:*", ""), ["a"]);
+    assert_eq!(found("joined", "", "-expansion.release_date"), ["b", "a"]);
+}

@@ -202,6 +202,10 @@ pub struct Catalog {
     languages: Vec<String>,
     /// Per language (as in `languages`): its cards and its expansions.
     scopes: Vec<(RoaringBitmap, RoaringBitmap)>,
+    /// Whether the cards' `expansion.<field>` is their expansion's field, joined by
+    /// `expansion_id`: when no card carries an `expansion` of its own (cardex's own
+    /// layout) and they have an `expansion_id`.
+    joins_expansions: bool,
 }
 
 /// Which collection a list request reads.
@@ -232,6 +236,10 @@ impl Catalog {
         // so as long as the twins the cards' index keeps of them.
         let mut cards = loaded.cards;
         cards.add_twins_of(scopes.iter().map(|(cards, _)| cards));
+        let joins_expansions = cards.index().lookup("expansion_id").is_some()
+            && !cards
+                .fields()
+                .any(|f| f.path == "expansion" || f.path.starts_with("expansion."));
         Catalog {
             name: loaded.name,
             meta: loaded.meta,
@@ -239,6 +247,7 @@ impl Catalog {
             expansions: loaded.expansions,
             languages,
             scopes,
+            joins_expansions,
         }
     }
 
@@ -278,6 +287,46 @@ impl Catalog {
             Target::Cards => &self.cards,
             Target::Expansions => &self.expansions,
         }
+    }
+
+    /// The expansions that `target`'s `expansion.*` fields are joined to, if any (see
+    /// [`Catalog::joins_expansions`]).
+    fn joined(&self, target: Target) -> Option<&Collection> {
+        (target == Target::Cards && self.joins_expansions).then_some(&self.expansions)
+    }
+
+    /// Whether a card's `expansion.<field>` is its expansion's field (in `q` and
+    /// `order_by`), joined by its `expansion_id`: when no card carries an `expansion` of its
+    /// own, as in cardex's own layout (imported catalogs carry theirs).
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let pokemon = engine.catalog("pokemon").unwrap();
+    /// assert!(pokemon.joins_expansions());
+    /// let req = cardex::SearchRequest::new("expansion.series:\"Scarlet & Violet\"")
+    ///     .order_by("-expansion.release_date");
+    /// let hits = pokemon.hits(&req)?;
+    /// assert_eq!(hits.ids(pokemon.cards()).next().as_deref(), Some("ddw-1"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn joins_expansions(&self) -> bool {
+        self.joins_expansions
+    }
+
+    /// The fields `order_by` accepts on a card search when `q` binds none of them: the
+    /// cards' own ([`Collection::order_fields`]), and where the cards are joined to their
+    /// expansions ([`Catalog::joins_expansions`]) the expansions' as `expansion.<field>`.
+    pub fn card_order_fields(&self) -> Vec<String> {
+        let own = self.cards.order_fields().into_iter().map(str::to_string);
+        let expansions = if self.joins_expansions {
+            self.expansions.order_fields()
+        } else {
+            Vec::new()
+        };
+        let joined = expansions
+            .into_iter()
+            .map(|field| format!("expansion.{field}"));
+        own.chain(joined).collect()
     }
 
     /// The records of `target` in language `lang` (all records without a language).
@@ -477,7 +526,8 @@ impl Catalog {
     pub fn count(&self, req: &SearchRequest<'_>) -> Result<u64> {
         let query = query::parse(req.q)?;
         let universe = self.universe(Target::Cards, req.lang)?;
-        let plan = Plan::new(&query, req.q, &self.cards, universe, req.lang, None)?;
+        let joined = self.joined(Target::Cards);
+        let plan = Plan::new(&query, req.q, &self.cards, universe, req.lang, None, joined)?;
         let count = plan.matches().len();
         Ok(count)
     }
@@ -644,7 +694,15 @@ impl Catalog {
             matches.page(offset, limit)
         } else {
             let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-            sorted_page(collection, &matches.into_set(), order, offset, limit)
+            let joined = self.joined(target);
+            sorted_page(
+                collection,
+                joined,
+                &matches.into_set(),
+                order,
+                offset,
+                limit,
+            )
         };
         Hits {
             total_count,
@@ -669,9 +727,12 @@ impl Catalog {
         let collection = self.collection(target);
         let universe = self.universe(target, req.lang)?;
         let query = query::parse(req.q)?;
-        let mut order = parse_order(collection, req.order_by)?;
+        let joined = self.joined(target);
+        let mut order = parse_order(collection, joined, req.order_by)?;
         let checked = parameters(collection)?;
-        let plan = Plan::new(&query, req.q, collection, universe, req.lang, within)?;
+        let plan = Plan::new(
+            &query, req.q, collection, universe, req.lang, within, joined,
+        )?;
         bind_order(collection, &plan, &mut order, req.order_by.unwrap_or(""))?;
         Ok(then(plan, order, checked))
     }
@@ -717,15 +778,24 @@ impl Hits {
 /// The usual request gives none: that case is inlined, so the caller receives no
 /// `Result` to copy (this and the other parameter checks run on every search).
 #[inline]
-fn parse_order(collection: &Collection, order_by: Option<&str>) -> Result<Vec<OrderKey>> {
+fn parse_order(
+    collection: &Collection,
+    joined: Option<&Collection>,
+    order_by: Option<&str>,
+) -> Result<Vec<OrderKey>> {
     match order_by.filter(|t| !t.trim().is_empty()) {
         None => Ok(Vec::new()),
-        Some(text) => parse_order_keys(collection, text),
+        Some(text) => parse_order_keys(collection, joined, text),
     }
 }
 
-/// [`parse_order`] of a non-blank `text`.
-fn parse_order_keys(collection: &Collection, text: &str) -> Result<Vec<OrderKey>> {
+/// [`parse_order`] of a non-blank `text`. With `joined`, a key `expansion.<field>` that the
+/// records do not have is `<field>` of the record's expansion in `joined`.
+fn parse_order_keys(
+    collection: &Collection,
+    joined: Option<&Collection>,
+    text: &str,
+) -> Result<Vec<OrderKey>> {
     let schema = collection.schema();
     text.split(',')
         .map(|item| {
@@ -765,10 +835,26 @@ fn parse_order_keys(collection: &Collection, text: &str) -> Result<Vec<OrderKey>
                         field,
                         descending,
                         counted: None,
+                        joined: false,
                     })
                 }
                 Err(e) => {
-                    let hint = did_you_mean(e.suggestion);
+                    let own = joined.zip(name.strip_prefix("expansion."));
+                    let (e, prefix) = match own {
+                        Some((expansions, own)) => match expansions.schema().value_field(own) {
+                            Ok(field) => {
+                                return Ok(OrderKey {
+                                    field,
+                                    descending,
+                                    counted: None,
+                                    joined: true,
+                                });
+                            }
+                            Err(e) => (e, "expansion."),
+                        },
+                        None => (e, ""),
+                    };
+                    let hint = did_you_mean(e.suggestion.map(|s| format!("{prefix}{s}")));
                     Err(bad(format!("no record has a value at `{name}`{hint}")).into())
                 }
             }
@@ -787,7 +873,7 @@ fn bind_order(
     order: &mut [OrderKey],
     text: &str,
 ) -> Result<()> {
-    for key in order.iter_mut() {
+    for key in order.iter_mut().filter(|key| !key.joined) {
         let path = collection.index().field(key.field).path();
         let Some((_, space, relative)) = collection.enclosing_array(path) else {
             continue;
@@ -822,6 +908,9 @@ fn bind_order(
 /// hold amounts (JSON numbers, as prices are) in several currencies, a query must fix one
 /// (`fixed`) with a nested condition on the same array.
 fn one_currency(collection: &Collection, key: &OrderKey, fixed: bool, text: &str) -> Result<()> {
+    if key.joined {
+        return Ok(());
+    }
     let path = collection.index().field(key.field).path();
     let Some((array, space, relative)) = collection.enclosing_array(path) else {
         return Ok(());
@@ -870,7 +959,7 @@ impl Collection {
             .filter(|f| f.holds_values)
             .map(|f| f.path)
             .filter(|path| {
-                parse_order(self, Some(path)).is_ok_and(|keys| {
+                parse_order(self, None, Some(path)).is_ok_and(|keys| {
                     keys.iter()
                         .all(|key| one_currency(self, key, false, path).is_ok())
                 })

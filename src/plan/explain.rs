@@ -106,6 +106,11 @@ impl<'c> Plan<'c> {
                         "{indent}pair {}:\"{pair}\"  ~{est} cost {cost}",
                         field_path(*field)
                     ),
+                    Label::Join(span) => writeln!(
+                        out,
+                        "{indent}join {}, expansions' cards{lists}  ~{est} cost {cost}",
+                        text(*span)
+                    ),
                     Label::Long(field) => writeln!(
                         out,
                         "{indent}long values of {}  ~{est} cost {cost}",

@@ -92,6 +92,9 @@ pub(crate) enum Label {
     Pair(FieldId, String),
     /// The records with a value too long for the word-pair index.
     Long(FieldId),
+    /// The cards of the expansions a term on `expansion.*` matches (a card that does not
+    /// carry its expansion), by the term's place in the query.
+    Join(Span),
 }
 
 /// How a leaf was looked up.
@@ -203,7 +206,9 @@ impl WordTest {
 impl<'c> Plan<'c> {
     /// Resolves `query` against `collection`, searching within `universe` (all records,
     /// or a language scope, labelled `scope`), and within `filter` when given (the cards
-    /// of one expansion).
+    /// of one expansion). With `expansions`, the records are cards that do not carry their
+    /// expansion, and a term on `expansion.<field>` is the term `<field>` on these
+    /// expansions, joined to the cards by their `expansion_id`.
     pub(crate) fn new(
         query: &Query<'_>,
         text: &'c str,
@@ -211,6 +216,7 @@ impl<'c> Plan<'c> {
         universe: &'c RoaringBitmap,
         scope: Option<&str>,
         filter: Option<Postings<'c>>,
+        expansions: Option<&'c Collection>,
     ) -> Result<Plan<'c>, PlanError> {
         let resolver = Resolver {
             collection,
@@ -218,6 +224,7 @@ impl<'c> Plan<'c> {
             query: text,
             records: collection,
             context: None,
+            expansions,
         };
         let body = match &query.expr {
             None => Node::All,
@@ -327,6 +334,8 @@ struct Resolver<'c> {
     /// Inside a nested query: the array-of-objects path (its number in the records'
     /// [`Collection::nested`]) whose elements `collection` holds.
     context: Option<usize>,
+    /// The expansions that `expansion.*` terms are joined to (see [`Plan::new`]).
+    expansions: Option<&'c Collection>,
 }
 
 impl<'c> Resolver<'c> {
@@ -385,36 +394,13 @@ impl<'c> Resolver<'c> {
             Some(f) => (&*f.value, f.span, false),
             None => ("name", term.span, true),
         };
-        let id = Schema::new(self.index).value_field(typed).map_err(|e| {
-            let kind = match e.kind {
-                FieldErrorKind::Object { children } => PlanErrorKind::ObjectField {
-                    field: typed.to_string(),
-                    children,
-                },
-                FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel
-                    if self.inner_array_fields(typed).is_some() =>
-                {
-                    PlanErrorKind::ObjectField {
-                        field: typed.to_string(),
-                        children: self.inner_array_fields(typed).unwrap_or_default(),
-                    }
-                }
-                FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => {
-                    PlanErrorKind::UnknownField {
-                        field: typed.to_string(),
-                        // A bare value searches `name`: suggesting a field for it would
-                        // mislead.
-                        suggestion: if bare {
-                            None
-                        } else {
-                            e.suggestion.or_else(|| self.inner_suggestion(typed))
-                        },
-                        bare,
-                    }
-                }
-            };
-            self.error(kind, span)
-        })?;
+        let id = match Schema::new(self.index).value_field(typed) {
+            Ok(id) => id,
+            Err(e) => match self.joined(term, typed)? {
+                Some(node) => return Ok(node),
+                None => return Err(self.field_error(e, typed, span, bare)),
+            },
+        };
         let field = self.index.field(id);
         let leaf = Leaf { id, field, typed };
         match &term.test {
@@ -438,6 +424,86 @@ impl<'c> Resolver<'c> {
                 Ok(Node::Or(any))
             }
         }
+    }
+
+    /// A term on `expansion.<field>` of cards that do not carry their expansion (see
+    /// [`Plan::new`]): the term on `<field>` run over the expansions now (they are few),
+    /// and the cards whose `expansion_id` is one of those it matches. `None` when this is
+    /// not such a term.
+    fn joined(&self, term: &Term<'_>, typed: &str) -> Result<Option<Node<'c>>, PlanError> {
+        let (Some(expansions), None, Some(field)) = (self.expansions, self.context, &term.field)
+        else {
+            return Ok(None);
+        };
+        let Some(own) = typed.strip_prefix("expansion.") else {
+            return Ok(None);
+        };
+        let on_expansion = Term {
+            field: Some(Spanned::new(Cow::Borrowed(own), field.span)),
+            mode: term.mode,
+            test: term.test.clone(),
+            span: term.span,
+        };
+        let resolver = Resolver {
+            collection: expansions,
+            index: expansions.index(),
+            query: self.query,
+            records: expansions,
+            context: None,
+            expansions: None,
+        };
+        let mut root = resolver
+            .term(&on_expansion)
+            .map_err(|e| self.error(joined_error(e.kind().clone()), e.span()))?;
+        normalize::normalize(&mut root);
+        let plan = Plan {
+            root,
+            collection: expansions,
+            universe: expansions.all(),
+            query: self.query,
+            bound: Vec::new(),
+        };
+        let matched = plan.execute();
+        let lists = matched.iter().filter_map(|e| {
+            self.records
+                .holding("expansion_id", &fold(&expansions.record_id(e)))
+        });
+        Ok(Some(sets(lists, Label::Join(term.span))))
+    }
+
+    /// The error for a field `typed` that the schema refused with `e`.
+    fn field_error(
+        &self,
+        e: crate::schema::FieldError,
+        typed: &str,
+        span: Span,
+        bare: bool,
+    ) -> PlanError {
+        let kind = match e.kind {
+            FieldErrorKind::Object { children } => PlanErrorKind::ObjectField {
+                field: typed.to_string(),
+                children,
+            },
+            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel
+                if self.inner_array_fields(typed).is_some() =>
+            {
+                PlanErrorKind::ObjectField {
+                    field: typed.to_string(),
+                    children: self.inner_array_fields(typed).unwrap_or_default(),
+                }
+            }
+            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => PlanErrorKind::UnknownField {
+                field: typed.to_string(),
+                // A bare value searches `name`: suggesting a field for it would mislead.
+                suggestion: if bare {
+                    None
+                } else {
+                    e.suggestion.or_else(|| self.inner_suggestion(typed))
+                },
+                bare,
+            },
+        };
+        self.error(kind, span)
     }
 
     /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
@@ -481,6 +547,7 @@ impl<'c> Resolver<'c> {
             query: self.query,
             records: self.records,
             context: Some(space),
+            expansions: None,
         };
         // Kept when it matches nothing (`currency:EUR` where no price is in euros), as
         // written.
@@ -847,6 +914,37 @@ impl Leaf<'_, '_> {
 }
 
 /// A leaf: the union of `lists` (nothing when there are none).
+/// An error about a field of the expansions, met planning a joined `expansion.*` term, in
+/// the names the query used: every field it names is under `expansion.`.
+fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
+    let on = |name: String| format!("expansion.{name}");
+    match kind {
+        PlanErrorKind::UnknownField {
+            field, suggestion, ..
+        } => PlanErrorKind::UnknownField {
+            field: on(field),
+            suggestion: suggestion.map(on),
+            bare: false,
+        },
+        PlanErrorKind::ObjectField { field, children } => PlanErrorKind::ObjectField {
+            field: on(field),
+            children: children.into_iter().map(on).collect(),
+        },
+        PlanErrorKind::NotNumeric { field } => PlanErrorKind::NotNumeric { field: on(field) },
+        PlanErrorKind::NotNested {
+            field,
+            holds,
+            arrays,
+            suggestion,
+        } => PlanErrorKind::NotNested {
+            field: on(field),
+            holds,
+            arrays: arrays.into_vec().into_iter().map(on).collect(),
+            suggestion: suggestion.map(on),
+        },
+    }
+}
+
 fn sets<'c>(lists: impl IntoIterator<Item = Postings<'c>>, label: Label) -> Node<'c> {
     blocks(lists, label, None)
 }

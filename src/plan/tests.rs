@@ -21,7 +21,7 @@ fn with_plan<T>(
 ) -> T {
     let collection = engine.catalog(catalog).unwrap().cards();
     let query = parse(q).unwrap();
-    let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+    let plan = Plan::new(&query, q, collection, collection.all(), None, None, None).unwrap();
     f(&plan, collection)
 }
 
@@ -222,7 +222,7 @@ fn errors_carry_the_span_of_what_they_are_about() {
     let collection = e.catalog("onepiece").unwrap().cards();
     let q = "nami AND colors:[1 TO 2]";
     let query = parse(q).unwrap();
-    let err = Plan::new(&query, q, collection, collection.all(), None, None).unwrap_err();
+    let err = Plan::new(&query, q, collection, collection.all(), None, None, None).unwrap_err();
     assert_eq!(&q[err.span().start..err.span().end], "[1 TO 2]");
     assert!(matches!(err.kind(), PlanErrorKind::NotNumeric { field } if field == "colors"));
 }
@@ -263,7 +263,7 @@ fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
         "rarity:(common OR uncommon)",
     ] {
         let query = parse(q).unwrap();
-        let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+        let plan = Plan::new(&query, q, collection, collection.all(), None, None, None).unwrap();
         let set = plan.execute().into_owned();
         assert!(set.len() > 3, "{q}");
         assert!(matches!(plan.matches(), Matches::Blocks(_)), "{q}");
@@ -273,7 +273,7 @@ fn ors_of_one_partition_are_counted_and_paged_without_their_union() {
     // fields may share records. These are united in a mask (see the next test).
     for q in ["subtypes:basic OR subtypes:ex", "rarity:common OR hp:60"] {
         let query = parse(q).unwrap();
-        let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+        let plan = Plan::new(&query, q, collection, collection.all(), None, None, None).unwrap();
         assert!(!matches!(plan.matches(), Matches::Blocks(_)), "{q}");
     }
 }
@@ -292,7 +292,7 @@ fn unions_that_may_share_records_are_counted_in_a_mask() {
         "name:(pikachu OR charizard OR ex)",
     ] {
         let query = parse(q).unwrap();
-        let plan = Plan::new(&query, q, collection, collection.all(), None, None).unwrap();
+        let plan = Plan::new(&query, q, collection, collection.all(), None, None, None).unwrap();
         let set = plan.execute().into_owned();
         assert!(set.len() > 1, "{q}");
         let Matches::Dense(dense) = plan.matches() else {

@@ -181,6 +181,7 @@ fn catalog_operation(operation: &mut Value, path: &str, catalog: &Catalog) {
     } else {
         catalog.cards()
     };
+    let card_order_fields = catalog.card_order_fields();
     let name = catalog.name();
     operation["operationId"] = json!(format!(
         "{}{}",
@@ -219,7 +220,11 @@ fn catalog_operation(operation: &mut Value, path: &str, catalog: &Catalog) {
                 "order_by",
                 "#/components/parameters/order_by",
                 true,
-                &spellings(&collection.order_fields()),
+                &spellings(&if records == "expansions" {
+                    collection.order_fields()
+                } else {
+                    card_order_fields.iter().map(String::as_str).collect()
+                }),
                 order_example(collection),
             ),
             "select" => list_parameter(
@@ -482,18 +487,32 @@ fn v2_order_fields(catalog: &Catalog, view: &V2View, cards: bool) -> Vec<String>
     } else {
         (catalog.expansions(), view.set_fields(), super::v2::Of::Sets)
     };
-    collection
-        .order_fields()
+    let fields: Vec<String> = if cards {
+        catalog.card_order_fields()
+    } else {
+        collection
+            .order_fields()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    };
+    let joined = cards && catalog.joins_expansions();
+    fields
         .into_iter()
-        .map(|path| (path, super::v2::v2_field(path, of)))
+        .map(|path| {
+            let name = super::v2::v2_field(&path, of);
+            (path, name)
+        })
         .filter(|(path, name)| {
             let top = name.split('.').next().unwrap_or_default();
-            // Listed when v2's spelling reaches the same field.
+            // Listed when v2's spelling reaches the same field: the card's own, or its
+            // expansion's where the cards are joined to theirs.
             let engine_name = super::v2::engine_field(name, of);
             let reached = collection
                 .schema()
                 .value_field(&engine_name)
-                .is_ok_and(|id| collection.index().field(id).path() == *path);
+                .is_ok_and(|id| collection.index().field(id).path() == *path)
+                || (joined && path.starts_with("expansion.") && engine_name == *path);
             reached && visible.iter().any(|v| v == top)
         })
         .map(|(_, name)| name)

@@ -11,6 +11,10 @@
 //! A key on a field inside an array of objects can count only some elements (those a
 //! nested query of the request matched, [`Counted`]): its rank is then the smallest or
 //! largest over those elements, read from the elements' own rank column.
+//!
+//! A key on a field of the card's expansion, for cards that do not carry it
+//! (`expansion.release_date`, see [`OrderKey::joined`]), gives each card the rank of its
+//! expansion in the expansions' own rank column.
 
 use std::cmp::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,6 +41,9 @@ pub(crate) struct OrderKey {
     pub field: FieldId,
     pub descending: bool,
     pub counted: Option<Counted>,
+    /// Whether `field` is a field of the expansions, which the records (cards) are joined
+    /// to by their `expansion_id`, rather than of the records.
+    pub joined: bool,
 }
 
 /// The elements a key counts: of the array-of-objects path number `space` of the
@@ -99,10 +106,12 @@ impl RankReader<'_> {
     }
 }
 
-/// The rank columns built so far, by field.
+/// The rank columns built so far, by field: of the records' own fields, and of their
+/// expansions' fields (by the expansions' field id).
 #[derive(Debug, Default)]
 pub(crate) struct SortColumns {
     built: Mutex<FxHashMap<FieldId, Arc<RankColumn>>>,
+    joined: Mutex<FxHashMap<FieldId, Arc<RankColumn>>>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -133,6 +142,57 @@ impl SortColumns {
         }
         let column = Arc::new(build_column(collection, field));
         lock(&self.built).entry(field).or_insert(column).clone()
+    }
+
+    /// The column of the cards of `collection` by the field `field` of their expansion in
+    /// `expansions`: each card has its expansion's ranks (a card whose expansion is not
+    /// there has none).
+    fn joined_column(
+        &self,
+        collection: &Collection,
+        expansions: &Collection,
+        field: FieldId,
+    ) -> Arc<RankColumn> {
+        if let Some(column) = lock(&self.joined).get(&field) {
+            return Arc::clone(column);
+        }
+        let own = expansions.sort_columns().column(expansions, field);
+        let ids: Vec<u32> = (0..collection.len() as u32).collect();
+        let expansion_of: Vec<Option<u32>> = par::map_slice(&ids, |&id| {
+            let mut found = None;
+            collection.values(id, &["expansion_id"], &mut |v| {
+                if let Scalar::Str(s) = v {
+                    found = expansions.find(&s);
+                }
+                false
+            });
+            found
+        });
+        let ranks = |of: &[u32]| -> Vec<u32> {
+            expansion_of
+                .iter()
+                .map(|e| e.map_or(MISSING, |e| of[e as usize]))
+                .collect()
+        };
+        let column = Arc::new(RankColumn {
+            low: ranks(&own.low),
+            high: own.high.as_deref().map(ranks),
+            max: own.max,
+        });
+        lock(&self.joined).entry(field).or_insert(column).clone()
+    }
+
+    /// The column a key reads: of the records' field, or of their expansions'.
+    fn of_key(
+        &self,
+        collection: &Collection,
+        joined: Option<&Collection>,
+        key: &OrderKey,
+    ) -> Arc<RankColumn> {
+        match joined.filter(|_| key.joined) {
+            Some(expansions) => self.joined_column(collection, expansions, key.field),
+            None => self.column(collection, key.field),
+        }
     }
 }
 
@@ -219,9 +279,11 @@ fn build_column(collection: &Collection, field: FieldId) -> RankColumn {
 }
 
 /// The records of `result` from position `offset`, at most `limit` of them, sorted by
-/// `keys` then by default order.
+/// `keys` then by default order. `joined` is the expansions of joined keys (see
+/// [`OrderKey::joined`]).
 pub(crate) fn sorted_page(
     collection: &Collection,
+    joined: Option<&Collection>,
     result: &RoaringBitmap,
     keys: &[OrderKey],
     offset: usize,
@@ -232,7 +294,7 @@ pub(crate) fn sorted_page(
         // Every key a rank column read by record id; ties break by record id.
         let columns: Vec<Arc<RankColumn>> = keys
             .iter()
-            .map(|k| collection.sort_columns().column(collection, k.field))
+            .map(|k| collection.sort_columns().of_key(collection, joined, k))
             .collect();
         let readers: Vec<RankReader<'_>> = columns
             .iter()
@@ -257,7 +319,7 @@ pub(crate) fn sorted_page(
         .iter()
         .map(|k| match &k.counted {
             None => {
-                let column = collection.sort_columns().column(collection, k.field);
+                let column = collection.sort_columns().of_key(collection, joined, k);
                 let reader = column.reader(k.descending);
                 ids.iter().map(|&id| reader.key(id)).collect()
             }

@@ -228,15 +228,7 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
             // The engine's message, in the names the request used.
             let status = StatusCode::from_u16(crate::server::errors::error_status(&e))
                 .unwrap_or(StatusCode::BAD_REQUEST);
-            let mut message = query::v2_spelling(&e.message(), of);
-            if cards && names_a_set_field(&message) && !carries_sets(catalog) {
-                message.push_str(
-                    "; this catalog's cards do not carry their set (an `expansion` object), so \
-                     of the set's fields only `set.id` is searched and sorted here; a catalog \
-                     imported with `cardex import pokemon-tcg-data` carries it",
-                );
-            }
-            return refuse(status, message);
+            return refuse(status, query::v2_spelling(&e.message(), of));
         }
     };
     let select = match Select::new(params.select.as_deref(), view, cards) {
@@ -306,23 +298,6 @@ fn one(catalog: &Catalog, view: &V2View, route: V2Route, id: &str, params: &Para
         return not_found();
     };
     json_response(StatusCode::OK, body.into_bytes())
-}
-
-/// Whether an engine message (in v2's spellings) names a field of the card's set other
-/// than `set.id`.
-fn names_a_set_field(message: &str) -> bool {
-    message
-        .match_indices("`set.")
-        .any(|(at, _)| !message[at..].starts_with("`set.id`"))
-}
-
-/// Whether `catalog`'s cards carry their set's fields (`expansion.*`), as imported
-/// catalogs do; catalogs in cardex's own layout keep them in the expansions only.
-fn carries_sets(catalog: &Catalog) -> bool {
-    catalog
-        .cards()
-        .fields()
-        .any(|f| f.path.starts_with("expansion."))
 }
 
 /// `select`: the top-level fields kept, or all.
