@@ -118,18 +118,19 @@ struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     spool: Option<PathBuf>,
     /// The rate limit's window in milliseconds (100 requests per team in any window).
-    #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
+    #[arg(long, value_name = "MS", default_value_t = 1000, hide = true, value_parser = at_least_one())]
     rate_window: u64,
     /// Seconds between refreshes of the usage figures (the service refreshes them every 20
     /// to 30 minutes).
-    #[arg(long, value_name = "SECS", default_value_t = 1200)]
+    #[arg(long, value_name = "SECS", default_value_t = 1200, value_parser = at_least_one())]
     usage_refresh: u64,
-    /// The longest a request may take, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    /// The longest a request may take, in milliseconds (at least 1).
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = at_least_one())]
     request_timeout: u64,
     /// The longest a client may take to send a request's line and headers (and an idle
-    /// keep-alive connection may stay open), in milliseconds; then the connection closes.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    /// keep-alive connection may stay open), in milliseconds (at least 1); then the
+    /// connection closes.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = at_least_one())]
     header_timeout: u64,
     /// At shutdown (SIGINT, SIGTERM), how long in-flight requests are waited for, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
@@ -180,8 +181,13 @@ enum AccountsCommand {
         /// The team id (1 to 64 letters, digits, `_` or `-`).
         #[arg(long)]
         team: String,
-        /// The plan's credits, for a new team (`--credits` for short).
-        #[arg(long, alias = "credits", default_value_t = 50_000)]
+        /// The plan's credits, for a new team (`--credits` for short), at most 2^63 - 1.
+        #[arg(
+            long,
+            alias = "credits",
+            default_value_t = 50_000,
+            value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64)
+        )]
         total_credits: u64,
         /// The cost per credit past the plan's, for a new team (`--overage-rate` for short).
         #[arg(
@@ -284,6 +290,33 @@ impl StateArg {
             .map_err(|e| Failure::Config(e.to_string()))?;
         Ok((runtime, state, url))
     }
+}
+
+/// A clap value parser of a whole number of at least 1 (an interval or a timeout of 0
+/// would mean nothing, or drop every connection).
+#[cfg(feature = "server")]
+fn at_least_one() -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(1..)
+}
+
+/// The query argument of `command`, empty when absent. One that looks like a long option
+/// (`--explian`, `--pagesize=1`) is a misspelt option, not a query, unless it comes after
+/// `--`: a query may start with `-` (`-rarity:C`), and `--x` is a query only written so.
+fn query_text(query: Option<String>, command: &str) -> Result<String, Failure> {
+    let q = query.unwrap_or_default();
+    let option_like = q.strip_prefix("--").is_some_and(|rest| {
+        rest.split('=').next().is_some_and(|name| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+    });
+    if option_like && !std::env::args().any(|a| a == "--") {
+        let name = q.split('=').next().unwrap_or_default();
+        return Err(Failure::Usage(format!(
+            "`{name}` is not an option of `cardex {command}` (see `cardex {command} --help`); \
+             a query that starts with `--` goes after `--`: `cardex {command} CATALOG -- '{q}'`"
+        )));
+    }
+    Ok(q)
 }
 
 /// A new team's plan, its overage rate checked.
@@ -480,11 +513,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let mut out = io::BufWriter::new(stdout.lock());
     match cli.command {
         Command::Search(args) => {
+            let q = query_text(args.query, "search")?;
             let engine = open(&args.data)?;
             let catalog = engine
                 .try_catalog(&args.catalog)
                 .map_err(Failure::Request)?;
-            let q = args.query.unwrap_or_default();
             let mut req = args.list.request(&q);
             req.include = args.include.as_deref();
             if args.list.explain {
@@ -560,12 +593,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.store = args.store;
             config.state = parse_state(args.state.as_deref())?;
             config.open = args.open;
+            let postgres = matches!(
+                config.state,
+                Some(cardex::server::state::StateUrl::Postgres(_))
+            );
+            if args.spool.is_some() && !postgres {
+                return Err(Failure::Usage(
+                    "--spool is where PostgreSQL state spools charges while the database is \
+                     unreachable; with SQLite state (the default) the charges are in the \
+                     SQLite file itself: drop --spool, or give --state postgres://..."
+                        .into(),
+                ));
+            }
             config.spool = args.spool;
-            config.rate_window = std::time::Duration::from_millis(args.rate_window.max(1));
-            config.usage_refresh = std::time::Duration::from_secs(args.usage_refresh.max(1));
-            config.request_timeout = std::time::Duration::from_millis(args.request_timeout.max(1));
-            config.header_read_timeout =
-                std::time::Duration::from_millis(args.header_timeout.max(1));
+            config.rate_window = std::time::Duration::from_millis(args.rate_window);
+            config.usage_refresh = std::time::Duration::from_secs(args.usage_refresh);
+            config.request_timeout = std::time::Duration::from_millis(args.request_timeout);
+            config.header_read_timeout = std::time::Duration::from_millis(args.header_timeout);
             config.shutdown_grace = std::time::Duration::from_secs(args.shutdown_grace);
             config.webhooks = args.webhooks;
             config.webhook_ca = args.webhook_ca;
@@ -721,6 +765,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             return Ok(());
         }
         Command::Expansions(args) => {
+            let q = query_text(args.query, "expansions")?;
             let engine = open(&args.data)?;
             let catalog = engine
                 .try_catalog(&args.catalog)
@@ -733,7 +778,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 let item = catalog.expansion(id, &req).map_err(Failure::Request)?;
                 item.write_to(&mut out).map_err(Failure::Io)?;
             } else {
-                let q = args.query.unwrap_or_default();
                 let req = args.list.request(&q);
                 if args.list.explain {
                     let plan = catalog.explain_expansions(&req).map_err(Failure::Request)?;

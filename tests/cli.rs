@@ -73,6 +73,31 @@ fn search_options() {
     let o = cardex(&["search", "onepiece", "-rarity_code:SR", "--select", "id"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("\"total_count\":11"));
+    // One that looks like a long option is a misspelt option, not a search for it.
+    for args in [
+        &["search", "pokemon", "--explian"][..],
+        &["search", "pokemon", "--select=id", "--pagesize=1"],
+        &["expansions", "pokemon", "--include"],
+    ] {
+        let o = cardex(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("is not an option of `cardex"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).is_empty());
+    }
+    // After `--`, it is a query.
+    let o = cardex(&[
+        "search",
+        "onepiece",
+        "--select",
+        "id",
+        "--",
+        "--rarity_code:SR",
+    ]);
+    assert!(stdout(&o).contains("\"total_count\":"), "{}", stderr(&o));
     // No query: every card.
     let o = cardex(&["search", "lorcana", "--select", "id"]);
     assert!(stdout(&o).contains("\"total_count\":7"));

@@ -1242,6 +1242,27 @@ fn a_bad_signature_header_name_stops_the_start() {
         err.contains("`X Bad:Header` is not an HTTP header name"),
         "{err}"
     );
+    // A header the delivery or its connection sets: the signature would be lost.
+    for name in [
+        "Content-Length",
+        "content-type",
+        "Host",
+        "Transfer-Encoding",
+    ] {
+        let (code, _, err) = cardex(&[
+            "serve",
+            "--open",
+            "--addr",
+            "127.0.0.1:0",
+            "--signature-header",
+            name,
+        ]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("`{name}` is a header the webhook delivery")),
+            "{err}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1309,4 +1330,67 @@ fn an_unknown_store_kind_stops_the_start() {
         err.contains("unknown store kind \"zipped\": expected `plain` or `compressed`"),
         "{err}"
     );
+}
+
+/// Flags whose value would mean nothing, lose data or wrap: each refused (exit 2, saying
+/// which and why), before anything is written.
+#[test]
+fn meaningless_or_lossy_flag_values_are_refused() {
+    let dir = scratch("lossy-flags");
+    let memory = "sqlite::memory:".to_string();
+    let uri = format!("sqlite:file:{}?mode=memory", dir.join("m.db").display());
+    let spool = dir.join("spool.db");
+    let state = format!("sqlite:{}", dir.join("s.db").display());
+    for (args, says) in [
+        (
+            vec!["serve", "--addr", "127.0.0.1:0", "--header-timeout", "0"],
+            "--header-timeout",
+        ),
+        (
+            vec!["serve", "--addr", "127.0.0.1:0", "--request-timeout", "0"],
+            "--request-timeout",
+        ),
+        (
+            vec!["serve", "--addr", "127.0.0.1:0", "--state", &memory],
+            "`:memory:` (which keeps nothing)",
+        ),
+        (
+            vec!["accounts", "add-key", "--state", &memory, "--team", "t"],
+            "`:memory:` (which keeps nothing)",
+        ),
+        (vec!["accounts", "list", "--state", &uri], "URI forms"),
+        (
+            vec![
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--state",
+                &state,
+                "--spool",
+                spool.to_str().unwrap(),
+            ],
+            "--spool is where PostgreSQL state spools charges",
+        ),
+        (
+            vec![
+                "accounts",
+                "add-key",
+                "--state",
+                &state,
+                "--team",
+                "t",
+                "--credits",
+                "9223372036854775808",
+            ],
+            "--total-credits",
+        ),
+    ] {
+        let (code, out, err) = cardex(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

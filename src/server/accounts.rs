@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+/// The largest credit amount (a plan's credits, an endpoint's cost) and key time the state
+/// holds: both databases store them as signed 64-bit integers.
+pub const MAX_STORED: u64 = i64::MAX as u64;
+
 /// What a team pays for: the credits of its plan, and the price of each credit past them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -217,6 +221,16 @@ impl Accounts {
             message,
         };
         let accounts: Accounts = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        let too_large = |what: String| {
+            invalid(format!(
+                "{what} is larger than {MAX_STORED}, the most the state holds"
+            ))
+        };
+        for endpoint in Endpoint::ALL {
+            if accounts.credit_costs.of(endpoint) > MAX_STORED {
+                return Err(too_large(format!("credit_costs.{}", endpoint.name())));
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         let mut keys = std::collections::HashMap::new();
         for team in &accounts.teams {
@@ -228,6 +242,9 @@ impl Accounts {
             }
             if !seen.insert(team.id.as_str()) {
                 return Err(invalid(format!("team `{}` is listed twice", team.id)));
+            }
+            if team.plan.total_credits > MAX_STORED {
+                return Err(too_large(format!("team `{}`: total_credits", team.id)));
             }
             let rate = team.plan.overage_credit_rate;
             if !rate.is_finite() || rate < 0.0 {
@@ -247,6 +264,9 @@ impl Accounts {
                         "team `{}`: a key's sha256 is not 64 lower-case hex digits",
                         team.id
                     )));
+                }
+                if key.created > MAX_STORED {
+                    return Err(too_large(format!("team `{}`: a key's created", team.id)));
                 }
                 let first = keys.insert(key.sha256.as_str(), team.id.as_str());
                 if let Some(first) = first.filter(|&first| first != team.id) {
@@ -532,7 +552,10 @@ mod tests {
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}, \"keys\": [{\"sha256\": \"xyz\"}]}]}", "sha256"),
             ("{\"team\": []}", "unknown field"),
             ("{\"credit_costs\": {\"card\": 1, \"crads\": 2}}", "unknown field `crads`"),
+            ("{\"credit_costs\": {\"cards\": 9223372036854775808}}", "credit_costs.cards is larger than 9223372036854775807"),
+            ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 18446744073709551615, \"overage_credit_rate\": 0}}]}", "team `a`: total_credits is larger"),
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0, \"credits\": 5}}]}", "unknown field `credits`"),
+            (&format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{}\", \"created\": 18446744073709551615}}]}}]}}", "e".repeat(64)), "team `a`: a key's created is larger"),
             ("[", "EOF"),
             (&format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{0}\"}}]}}, {{\"id\": \"b\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{0}\"}}]}}]}}", "c".repeat(64)), "listed twice (teams `a` and `b`)"),
         ] {

@@ -15,6 +15,23 @@ use super::webhooks::WebhooksError;
 use super::{log, reload, webhooks};
 use crate::{Engine, LoadError, OpenOptions};
 
+/// The headers a webhook delivery sets itself or its HTTP connection owns, lower case: not
+/// a signature header's name.
+const RESERVED_HEADERS: &[&str] = &[
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "transfer-encoding",
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+];
+
 /// Why the service could not start, or stopped with an error.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -40,6 +57,13 @@ pub enum ServeError {
     },
     /// `signature_header` is not an HTTP header name.
     SignatureHeader {
+        /// The name as configured.
+        name: String,
+    },
+    /// `signature_header` names a header the delivery sets itself (`Content-Type`) or the
+    /// HTTP connection owns (`Host`, `Content-Length`, `Transfer-Encoding`, ...): the
+    /// signature would be lost or sent beside another value.
+    ReservedSignatureHeader {
         /// The name as configured.
         name: String,
     },
@@ -81,6 +105,11 @@ impl fmt::Display for ServeError {
                 f,
                 "`{name}` is not an HTTP header name; --signature-header takes one such as X-Scrydex-Signature"
             ),
+            ServeError::ReservedSignatureHeader { name } => write!(
+                f,
+                "`{name}` is a header the webhook delivery or its connection sets itself; \
+                 --signature-header takes a header of its own, such as X-Scrydex-Signature"
+            ),
             ServeError::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
         }
     }
@@ -94,7 +123,9 @@ impl std::error::Error for ServeError {
             ServeError::State(e) => Some(e),
             ServeError::Listen { source, .. } => Some(source),
             ServeError::Webhooks(e) => Some(e),
-            ServeError::WebhookCa { .. } | ServeError::SignatureHeader { .. } => None,
+            ServeError::WebhookCa { .. }
+            | ServeError::SignatureHeader { .. }
+            | ServeError::ReservedSignatureHeader { .. } => None,
         }
     }
 }
@@ -144,6 +175,11 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     .map_err(|_| ServeError::SignatureHeader {
         name: config.signature_header.clone(),
     })?;
+    if RESERVED_HEADERS.contains(&signature_header.as_str()) {
+        return Err(ServeError::ReservedSignatureHeader {
+            name: config.signature_header.clone(),
+        });
+    }
     // An address without a port is refused before the snapshot loads (a name is resolved
     // only when bound).
     let port = config

@@ -48,6 +48,8 @@ impl StateUrl {
     ///     StateUrl::Sqlite("/var/lib/cardex/state.db".into())
     /// );
     /// assert!(StateUrl::parse("state.db").is_err());
+    /// assert!(StateUrl::parse("sqlite::memory:").is_err());
+    /// assert!(StateUrl::parse("sqlite:file:state.db?mode=ro").is_err());
     /// ```
     ///
     /// # Errors
@@ -67,6 +69,14 @@ impl StateUrl {
                 let path = rest.strip_prefix("//").unwrap_or(rest);
                 if path.is_empty() {
                     return Err(bad("the path of the database file is empty"));
+                }
+                // SQLite reads these as an in-memory database (which keeps nothing past
+                // the process) or as its URI forms, not as the file they look like.
+                if path == ":memory:" || path.starts_with("file:") || path.contains('?') {
+                    return Err(bad(
+                        "the state is a file and PATH its path: SQLite's `:memory:` (which \
+                         keeps nothing) and its URI forms (`file:`, `?mode=`) are not taken",
+                    ));
                 }
                 Ok(StateUrl::Sqlite(PathBuf::from(path)))
             }
