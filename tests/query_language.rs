@@ -258,6 +258,10 @@ fn ranges_and_comparisons() {
     assert_eq!(hp("hp>100"), hp("hp:{100 TO *]"));
     assert_eq!(hp("hp<100"), hp("hp:[* TO 100}"));
     assert_eq!(hp("hp<=100"), hp("hp:[* TO 100]"));
+    // Lucene's and Elasticsearch's `field:>n` is the comparison, not the word `>n`.
+    assert_eq!(hp("hp:>100"), hp("hp>100"));
+    assert!(hp("hp:>100").len() > hp("hp:100").len());
+    assert_eq!(hp("hp:<=100"), hp("hp<=100"));
     assert_eq!(
         hp("hp:[100 TO 200]").len(),
         hp("hp>=100").len() - hp("hp>200").len()

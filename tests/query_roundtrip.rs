@@ -14,9 +14,10 @@ fn field() -> impl Strategy<Value = String> {
 }
 
 /// A word as the parser reads it after `field:`: no whitespace or parentheses, not
-/// starting with a character that opens a phrase, range or group, and not a keyword.
+/// starting with a character that opens a phrase, range, group or comparison (`hp:>1`),
+/// and not a keyword.
 fn value_word() -> impl Strategy<Value = String> {
-    "[a-zA-Z0-9éリ'&*?.:,!<>=+-][a-zA-Z0-9éリ'&*?.:,!<>=+\"\\[\\]{}-]{0,8}"
+    "[a-zA-Z0-9éリ'&*?.:,!=+-][a-zA-Z0-9éリ'&*?.:,!<>=+\"\\[\\]{}-]{0,8}"
         .prop_filter("keywords are not words", |w| {
             !["AND", "OR", "NOT", "TO"].contains(&w.as_str())
         })

@@ -253,7 +253,7 @@ fn plain_value(value: &str) -> Option<(&str, &str)> {
         let rest = body[end..].strip_prefix('"')?;
         return Some((&body[..end], rest));
     }
-    if value.starts_with(['[', '{', '(']) {
+    if value.starts_with(['[', '{', '(', '<', '>']) {
         return None;
     }
     let len = token_end(value);
@@ -444,6 +444,23 @@ impl QueryParser {
         if let Ok((after_field, name)) = field_name(rest) {
             let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
             if let Some(value_start) = after_field.strip_prefix(':') {
+                // `hp:>100`, Lucene's and Elasticsearch's way to write `hp>100`.
+                if let Some((op, number_start)) = comparison(value_start) {
+                    if mode != Mode::Match {
+                        let prefix = mode.prefix();
+                        return fail(input, 1, ParseErrorKind::PrefixedComparison { prefix });
+                    }
+                    let written = &rest[..rest.len() - value_start.len()];
+                    let (end, n) = self.compare_number(number_start, written, op)?;
+                    let span = self.span(input, end);
+                    let term = Term {
+                        field: Some(field),
+                        mode,
+                        test: Test::Compare(op, n),
+                        span,
+                    };
+                    return Ok((end, Expr::Term(term)));
+                }
                 let (end, test) = self.field_value(value_start, name)?;
                 if mode != Mode::Match && matches!(test, Test::Nested(_)) {
                     let prefix = mode.prefix();

@@ -873,3 +873,24 @@ variants.prices:(market>=abc)
     assert_eq!(p("a:(x> OR y)"), "a:(x> OR y)");
     assert_eq!(p("a:(\"x>y\")"), "a:(\"x>y\")");
 }
+
+#[test]
+fn a_comparison_may_be_written_after_the_colon() {
+    // Lucene's and Elasticsearch's `field:>n`: the comparison `field>n`, not the word `>n`.
+    assert_eq!(p("hp:>100"), "hp>100");
+    assert_eq!(p("a:<=-1.5 b:>=2020/01/01"), "a<=-1.5 AND b>=20200101");
+    assert_eq!(p("attacks:(damage:>60)"), "attacks:(damage>60)");
+    assert_eq!(
+        e("hp:>abc"),
+        "\
+expected a number after `hp:>`, found `abc`
+hp:>abc
+    ^^^"
+    );
+    assert!(matches!(
+        kind("!hp:>5"),
+        ParseErrorKind::PrefixedComparison { prefix: "!" }
+    ));
+    // Quoted, it is a value.
+    assert_eq!(p("name:\">100\""), "name:\">100\"");
+}
