@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use axum::routing::get;
 use cardex::server::accounts::{Accounts, Plan};
 use cardex::server::state::{State, StateUrl};
-use cardex::server::{router, serve_connections, ServeConfig, Service};
+use cardex::server::{router, serve_connections, CorsOrigins, ServeConfig, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -188,11 +188,15 @@ fn main() {
             .await
             .expect("the service"),
         );
-        let app = router(service.clone(), Duration::from_secs(10));
+        let app = router(service.clone(), Duration::from_secs(10), &CorsOrigins::Any);
         // The same search on a server without accounts: what metering costs.
         let open_engine =
             cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).expect("data");
-        let open_app = router(Arc::new(Service::open(open_engine)), Duration::from_secs(10));
+        let open_app = router(
+            Arc::new(Service::open(open_engine)),
+            Duration::from_secs(10),
+            &CorsOrigins::Any,
+        );
         let open_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let open_addr = open_listener.local_addr().expect("addr");
         {

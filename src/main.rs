@@ -157,6 +157,10 @@ struct ServeArgs {
     /// reloads).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     watch_interval: u64,
+    /// Which web origins' pages may call the service from a browser (CORS): `*` (any),
+    /// `none`, or a comma list of origins (`https://app.example.com`).
+    #[arg(long, value_name = "ORIGINS", default_value = "*")]
+    cors_origins: String,
     /// The catalog the Pokémon TCG API v2 surface (`/v2/...`) serves.
     #[arg(long, value_name = "NAME", default_value = cardex::server::v2::DEFAULT_CATALOG)]
     v2_catalog: String,
@@ -606,6 +610,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 ));
             }
             config.spool = args.spool;
+            config.cors_origins =
+                cardex::server::CorsOrigins::parse(&args.cors_origins).map_err(Failure::Usage)?;
             config.rate_window = std::time::Duration::from_millis(args.rate_window);
             config.usage_refresh = std::time::Duration::from_secs(args.usage_refresh);
             config.request_timeout = std::time::Duration::from_millis(args.request_timeout);

@@ -1394,3 +1394,111 @@ fn meaningless_or_lossy_flag_values_are_refused() {
     assert!(left.is_empty(), "{left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Browsers' pages: by default any origin may call (the preflight answered without a key
+/// and never charged, every answer, errors included, carrying `Access-Control-Allow-Origin`
+/// and exposing `Retry-After`); `--cors-origins` lists origins, or `none` turns CORS off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browsers_of_allowed_origins_get_cors_headers() {
+    let dir = scratch("cors");
+    let state = sqlite(&dir.join("state.db"));
+    let key = add_key(&state, "acme", 1000);
+    let c = client();
+    let preflight = |url: String, origin: &'static str| {
+        c.request(reqwest::Method::OPTIONS, url)
+            .header("origin", origin)
+            .header("access-control-request-method", "GET")
+            .header("access-control-request-headers", "x-api-key,x-team-id")
+            .send()
+    };
+    let header = |r: &reqwest::Response, name: &str| {
+        r.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let server = Server::start(&["--state", &state]);
+    let r = preflight(server.url("/pokemon/v1/cards"), "http://localhost:3000")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(
+        header(&r, "access-control-allow-origin").as_deref(),
+        Some("*")
+    );
+    assert_eq!(
+        header(&r, "access-control-allow-headers").as_deref(),
+        Some("x-api-key,x-team-id")
+    );
+    assert!(header(&r, "access-control-allow-methods")
+        .unwrap()
+        .contains("GET"));
+    for (creds, status) in [(Some((key.as_str(), "acme")), 200), (None, 401)] {
+        let mut request = c
+            .get(server.url("/pokemon/v1/cards?page_size=1"))
+            .header("origin", "https://cards.example");
+        if let Some((key, team)) = creds {
+            request = request.header("x-api-key", key).header("x-team-id", team);
+        }
+        let r = request.send().await.unwrap();
+        assert_eq!(r.status().as_u16(), status);
+        assert_eq!(
+            header(&r, "access-control-allow-origin").as_deref(),
+            Some("*")
+        );
+        assert_eq!(
+            header(&r, "access-control-expose-headers").as_deref(),
+            Some("retry-after")
+        );
+    }
+    // The preflight was not charged: one request of acme's was served.
+    let r = c
+        .get(server.url("/account/v1/usage"))
+        .header("x-api-key", &key)
+        .header("x-team-id", "acme")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    server.stop();
+    let (_, out, _) = cardex(&["accounts", "list", "--state", &state]);
+    assert!(out.contains("acme\t1000\t"), "{out}");
+    let used: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("acme\t"))
+        .unwrap()
+        .split('\t')
+        .collect();
+    assert_eq!(used.last(), Some(&"1"), "{out}");
+    // Listed origins only.
+    let server = Server::start(&["--cors-origins", "https://cards.example"]);
+    let r = c
+        .get(server.url("/pokemon/v1/cards?page_size=1"))
+        .header("origin", "https://cards.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        header(&r, "access-control-allow-origin").as_deref(),
+        Some("https://cards.example")
+    );
+    let r = c
+        .get(server.url("/pokemon/v1/cards?page_size=1"))
+        .header("origin", "https://elsewhere.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header(&r, "access-control-allow-origin"), None);
+    server.stop();
+    // None: no headers, and a preflight is the 405 any OPTIONS gets.
+    let server = Server::start(&["--cors-origins", "none"]);
+    let r = preflight(server.url("/v2/cards"), "http://localhost:3000")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(header(&r, "access-control-allow-origin"), None);
+    server.stop();
+    let (code, _, err) = cardex(&["serve", "--cors-origins", "https://a.example/app"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is not an origin"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

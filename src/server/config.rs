@@ -59,6 +59,73 @@ pub struct ServeConfig {
     /// The header webhook deliveries carry their signature in (`X-Service-Signature`;
     /// `X-Scrydex-Signature` for receivers written for Scrydex).
     pub signature_header: String,
+    /// The web pages' origins whose scripts may call the service from a browser (CORS).
+    pub cors_origins: CorsOrigins,
+}
+
+/// Which web origins may call the service from a browser's scripts: the
+/// `Access-Control-Allow-Origin` the answers carry, and the preflight requests answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CorsOrigins {
+    /// Any origin (`*`), as public card APIs answer: requests carry keys in headers, never
+    /// cookies, so a page of another origin can do nothing its visitor's key cannot.
+    Any,
+    /// No origin: answers carry no CORS headers, and a preflight is a 405.
+    None,
+    /// These origins (`https://app.example.com`), each as a browser sends it.
+    These(Vec<String>),
+}
+
+impl CorsOrigins {
+    /// Reads `--cors-origins`: `*`, `none`, or a comma list of origins
+    /// (`scheme://host[:port]`).
+    ///
+    /// ```
+    /// use cardex::server::CorsOrigins;
+    /// assert_eq!(CorsOrigins::parse("*"), Ok(CorsOrigins::Any));
+    /// assert_eq!(
+    ///     CorsOrigins::parse("https://a.example, http://localhost:3000"),
+    ///     Ok(CorsOrigins::These(vec!["https://a.example".into(), "http://localhost:3000".into()]))
+    /// );
+    /// assert!(CorsOrigins::parse("https://a.example/app").is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with the first origin that is not one.
+    pub fn parse(text: &str) -> Result<CorsOrigins, String> {
+        match text.trim() {
+            "*" => return Ok(CorsOrigins::Any),
+            "none" => return Ok(CorsOrigins::None),
+            _ => {}
+        }
+        let origins = text
+            .split(',')
+            .map(|origin| {
+                let origin = origin.trim();
+                let host = origin
+                    .strip_prefix("https://")
+                    .or_else(|| origin.strip_prefix("http://"));
+                let fine = host.is_some_and(|host| {
+                    !host.is_empty()
+                        && host.bytes().all(|b| {
+                            b.is_ascii_alphanumeric()
+                                || matches!(b, b'.' | b'-' | b':' | b'[' | b']')
+                        })
+                });
+                if fine {
+                    Ok(origin.to_string())
+                } else {
+                    Err(format!(
+                        "`{origin}` is not an origin: --cors-origins takes `*`, `none`, or a comma \
+                         list of `https://HOST[:PORT]` (scheme, host and port, no path)"
+                    ))
+                }
+            })
+            .collect::<Result<Vec<String>, String>>()?;
+        Ok(CorsOrigins::These(origins))
+    }
 }
 
 impl ServeConfig {
@@ -66,7 +133,8 @@ impl ServeConfig {
     /// requests per second per team, usage refreshed every 20 minutes, 10 s requests, 10 s
     /// to send a request head, the state synced every 500 ms, 30 s of grace at shutdown, no
     /// webhooks, the snapshot folder checked for changes every second; `/v2` over
-    /// `pokemon`, 30 requests a minute per client address without a key.
+    /// `pokemon`, 30 requests a minute per client address without a key; browsers of any
+    /// origin allowed.
     pub fn new(data: PathBuf, addr: impl Into<String>) -> ServeConfig {
         ServeConfig {
             data,
@@ -88,6 +156,7 @@ impl ServeConfig {
             v2_catalog: super::v2::DEFAULT_CATALOG.to_string(),
             v2_anonymous_per_minute: super::v2::DEFAULT_ANONYMOUS_PER_MINUTE,
             signature_header: crate::webhook::SIGNATURE_HEADER.to_string(),
+            cors_origins: CorsOrigins::Any,
         }
     }
 }

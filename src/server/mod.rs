@@ -48,7 +48,7 @@ pub mod v2;
 pub mod webhooks;
 
 pub use clock::{rfc3339, unix_now};
-pub use config::ServeConfig;
+pub use config::{CorsOrigins, ServeConfig};
 pub use connections::{serve_connections, Drained};
 pub use errors::{error_body, error_code, error_status};
 pub use router::{router, MAX_HEADER_BYTES, MAX_URI_BYTES, ROUTES};

@@ -1,6 +1,7 @@
 //! The router: every route of [`ROUTES`] to its handler, the metering layer in front of
 //! the metered ones, and around them all the 404 and 405 bodies, gzip when the client
-//! accepts it, the size limits, the request timeout and the log line.
+//! accepts it, the size limits, the request timeout and the log line; outside all of it,
+//! the CORS headers and preflight answers for browsers ([`cors`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,6 +16,7 @@ use serde_json::json;
 use tracing::Instrument;
 
 use super::accounts::{self, Endpoint};
+use super::config::CorsOrigins;
 use super::errors::{error_response, json_response, ErrorMessage};
 use super::handlers::{self, PathParams};
 use super::log;
@@ -51,7 +53,7 @@ pub const ROUTES: [(&str, Option<Endpoint>); 10] = [
 
 /// The router of the service: every route of [`ROUTES`], the 404 and 405 bodies, gzip when
 /// the client accepts it, the size limits, a timeout and the request log.
-pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
+pub fn router(service: Arc<Service>, timeout: Duration, cors_origins: &CorsOrigins) -> Router {
     let mut router = Router::new();
     for (path, endpoint) in ROUTES {
         let route = match endpoint {
@@ -102,7 +104,36 @@ pub fn router(service: Arc<Service>, timeout: Duration) -> Router {
         ));
         router = router.route(path, answer);
     }
-    with_operations(router, timeout).with_state(service)
+    let router = with_operations(router, timeout).with_state(service);
+    match cors(cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
+}
+
+/// The CORS layer for `origins`, outside everything else so that every answer (errors
+/// included) carries its headers; `None` for [`CorsOrigins::None`]. A preflight (`OPTIONS`
+/// with `Access-Control-Request-Method`) is answered here, unmetered and unlogged: it asks
+/// nothing of the service. Allowed: `GET` and `HEAD`, whatever headers the page asks to
+/// send (`X-Api-Key`, `X-Team-ID`), `Retry-After` readable by the page; a day's cache.
+fn cors(origins: &CorsOrigins) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+    let allow_origin = match origins {
+        CorsOrigins::None => return None,
+        CorsOrigins::Any => AllowOrigin::any(),
+        CorsOrigins::These(list) => AllowOrigin::list(
+            list.iter()
+                .filter_map(|origin| HeaderValue::from_str(origin).ok()),
+        ),
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow_origin)
+            .allow_methods([Method::GET, Method::HEAD])
+            .allow_headers(AllowHeaders::mirror_request())
+            .expose_headers([header::RETRY_AFTER])
+            .max_age(Duration::from_secs(24 * 3600)),
+    )
 }
 
 /// The handler of a metered endpoint.

@@ -408,7 +408,11 @@ async fn serve(
             }
         })
     };
-    let app = router(service.clone(), config.request_timeout);
+    let app = router(
+        service.clone(),
+        config.request_timeout,
+        &config.cors_origins,
+    );
     let connections = serve_connections(listener, app, &config, shutdown).await;
     background.abort();
     reloader.abort();
