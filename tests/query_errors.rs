@@ -76,16 +76,16 @@ fn malformed_queries_have_their_own_kinds_and_places() {
         parse_kind("nami)"),
         (ParseErrorKind::UnexpectedCloseParen, 4, 5)
     ));
-    let long = "nami ".repeat(500);
+    let long = "nami ".repeat(2000);
     assert!(matches!(
         parse_kind(&long),
         (
             ParseErrorKind::QueryTooLong {
-                len: 2500,
-                max: 2048
+                len: 10000,
+                max: 6144
             },
-            2048,
-            2049
+            6144,
+            6145
         )
     ));
     let deep = format!("{}nami{}", "(".repeat(40), ")".repeat(40));
@@ -106,10 +106,10 @@ fn malformed_queries_have_their_own_kinds_and_places() {
         let opening = 32 + inner.find('(').unwrap();
         assert_eq!((start, end), (opening, opening + 1), "{inner}");
     }
-    let many = vec!["nami"; 130].join(" OR ");
+    let many = vec!["nami"; 520].join(" OR ");
     assert!(matches!(
         parse_kind(&many).0,
-        ParseErrorKind::TooManyTerms { max: 128 }
+        ParseErrorKind::TooManyTerms { max: 512 }
     ));
 }
 

@@ -362,6 +362,34 @@ async fn v2_queries_paging_order_and_errors() {
             .count())
     );
 
+    // A batch of ids as long as a page, as v2's users write it (pokemon-tcg-api #101).
+    let batch: BTreeSet<&str> = data
+        .cards
+        .iter()
+        .map(|(_, c)| c["id"].as_str().unwrap())
+        .filter(|id| !id.contains(['*', '?']))
+        .step_by(80)
+        .take(250)
+        .collect();
+    assert_eq!(batch.len(), 250);
+    let q: Vec<String> = batch.iter().map(|id| format!("id:{id}")).collect();
+    let (s, body) = get(
+        &client,
+        &url(&format!(
+            "/v2/cards?q={}&pageSize=250",
+            segment(&q.join(" OR "))
+        )),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let got: BTreeSet<&str> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, batch);
+
     // orderBy: newest set first.
     let (_, body) = get(
         &client,

@@ -35,7 +35,7 @@ impl fmt::Display for Found {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParseErrorKind {
-    /// The query is longer than the limit (2,048 bytes of UTF-8).
+    /// The query is longer than the limit (6,144 bytes of UTF-8).
     QueryTooLong {
         /// Length of the query in bytes.
         len: usize,
@@ -47,7 +47,7 @@ pub enum ParseErrorKind {
         /// The limit.
         max: usize,
     },
-    /// More terms than the limit (128); a grouped value counts as one term.
+    /// More terms than the limit (512); a grouped value counts as one term.
     TooManyTerms {
         /// The limit.
         max: usize,

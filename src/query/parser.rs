@@ -21,12 +21,15 @@ use std::borrow::Cow;
 use super::ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 use super::error::{Found, ParseError, ParseErrorKind};
 
-/// The longest query accepted, in bytes of UTF-8.
-pub const MAX_QUERY_BYTES: usize = 2048;
+/// The longest query accepted, in bytes of UTF-8: room for a batch of ids as long as a v2
+/// page (250), written `id:a OR id:b …` (Pokémon TCG API users' way to fetch by ids), and
+/// short enough that the longest `q`, percent-encoded, fits in the server's 8 KiB URI.
+pub const MAX_QUERY_BYTES: usize = 6144;
 /// The deepest nesting of parentheses accepted.
 pub const MAX_DEPTH: usize = 32;
-/// The most terms accepted in one query (a grouped value counts as one).
-pub const MAX_TERMS: usize = 128;
+/// The most terms accepted in one query (a grouped value counts as one): a batch of 250
+/// ids as terms of their own, with room to spare.
+pub const MAX_TERMS: usize = 512;
 
 /// The keywords of the language; they are keywords only in upper case and as whole tokens.
 const KEYWORDS: [&str; 4] = ["AND", "OR", "NOT", "TO"];

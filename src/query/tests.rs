@@ -487,17 +487,17 @@ unclosed quote: expected a closing `\"` for the phrase that starts here
 
 #[test]
 fn limits() {
-    let long = "a ".repeat(1100);
+    let long = "a ".repeat(4200);
     assert_eq!(
         kind(&long),
         ParseErrorKind::QueryTooLong {
-            len: 2200,
-            max: 2048
+            len: 8400,
+            max: 6144
         }
     );
     let err = parse(&long).unwrap_err();
-    assert_eq!(err.offset(), 2048);
-    assert!(parse(&"a".repeat(2048)).is_ok());
+    assert_eq!(err.offset(), 6144);
+    assert!(parse(&"a".repeat(6144)).is_ok());
 
     let deep = format!("{}a{}", "(".repeat(33), ")".repeat(33));
     assert_eq!(kind(&deep), ParseErrorKind::DepthLimitExceeded { max: 32 });
@@ -505,11 +505,11 @@ fn limits() {
     let ok = format!("{}a{}", "(".repeat(32), ")".repeat(32));
     assert_eq!(p(&ok), "a");
 
-    let many: Vec<String> = (0..129).map(|i| format!("t{i}")).collect();
+    let many: Vec<String> = (0..513).map(|i| format!("t{i}")).collect();
     let err = parse(&many.join(" ")).unwrap_err();
-    assert_eq!(err.kind(), &ParseErrorKind::TooManyTerms { max: 128 });
-    assert_eq!(&err.query()[err.offset()..err.span().end], "t128");
-    assert!(parse(&many[..128].join(" ")).is_ok());
+    assert_eq!(err.kind(), &ParseErrorKind::TooManyTerms { max: 512 });
+    assert_eq!(&err.query()[err.offset()..err.span().end], "t512");
+    assert!(parse(&many[..512].join(" ")).is_ok());
     // A grouped value counts once.
     let group = format!("id:({})", many.join(" OR "));
     assert!(parse(&group).is_ok());
@@ -605,7 +605,7 @@ fn display_near_the_length_limit_can_exceed_it() {
         parser::parse_with_max_len(&shown, usize::MAX).unwrap(),
         query
     );
-    let near_limit = format!("{}{}", "ab ".repeat(120), "x".repeat(1600));
+    let near_limit = format!("{}{}", "ab ".repeat(480), "x".repeat(4600));
     assert!(near_limit.len() <= MAX_QUERY_BYTES);
     let long_display = parse(&near_limit).unwrap().to_string();
     assert!(long_display.len() > MAX_QUERY_BYTES);
