@@ -474,8 +474,22 @@ async fn v2_queries_paging_order_and_errors() {
             .contains("did you mean `tcgplayer`?"),
         "{body}"
     );
-    // Messages name fields as the request did.
+    let (s, body) = get(&client, &url("/v2/cards?select=id,set.id")).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`set.id` is inside `set`; select takes top-level fields"),
+        "{body}"
+    );
+    // Messages name fields as the request did, and suggest v2's spellings.
     let message = |body: &Value| body["error"]["message"].as_str().unwrap().to_string();
+    let (_, body) = get(&client, &url("/v2/cards?q=nationalpokedexnumbers:25")).await;
+    assert!(
+        message(&body).contains("(did you mean `nationalPokedexNumbers`?)"),
+        "{body}"
+    );
     let (s, body) = get(&client, &url("/v2/cards?q=set.nmae:base")).await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     assert!(

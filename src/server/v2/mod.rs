@@ -377,6 +377,13 @@ impl Select {
         let mut fields = Vec::new();
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if !selectable.contains(&name) {
+                let top = name.split('.').next().unwrap_or_default();
+                if name.contains('.') && selectable.contains(&top) {
+                    return Err(format!(
+                        "select: `{name}` is inside `{top}`; select takes top-level fields \
+                         (`select={top}`), as v2's does"
+                    ));
+                }
                 let hint = crate::naming::suggest(name, selectable.iter().copied())
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();

@@ -81,7 +81,10 @@ pub(crate) fn v2_spelling(message: &str, of: Of) -> String {
         if i > 0 {
             out.push('`');
         }
-        if quoted {
+        if quoted && out.ends_with("did you mean `") {
+            // The engine's suggestion is its own spelling: give v2's.
+            out.push_str(&v2_field(part, of));
+        } else if quoted {
             out.push_str(&v2_name(part, of));
         } else {
             out.push_str(part);
@@ -187,6 +190,14 @@ mod tests {
         assert_eq!(
             v2_spelling("bad `order_by` and `expansion_id`", Of::Cards),
             "bad `orderBy` and `set.id`"
+        );
+        // A suggestion is the engine's spelling of a field: v2's is given.
+        assert_eq!(
+            v2_spelling(
+                "unknown field `nationalpokedexnumbers` (did you mean `national_pokedex_numbers`?)",
+                Of::Cards
+            ),
+            "unknown field `nationalpokedexnumbers` (did you mean `nationalPokedexNumbers`?)"
         );
         // A set's fields are its own.
         assert_eq!(
