@@ -390,6 +390,14 @@ async fn v2_queries_paging_order_and_errors() {
         .collect();
     assert_eq!(got, batch);
 
+    // Lucene's escapes: `?` in an id is the character, not a wildcard.
+    let (s, body) = get(&client, &url("/v2/cards?q=id:ex10-%5C%3F")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(body["totalCount"], json!(1), "{body}");
+    assert_eq!(body["data"][0]["id"], "ex10-?", "{body}");
+    let (_, body) = get(&client, &url("/v2/cards?q=id:ex10-%3F")).await;
+    assert!(body["totalCount"].as_u64().unwrap() > 1, "{body}");
+
     // orderBy: newest set first.
     let (_, body) = get(
         &client,

@@ -134,6 +134,11 @@ pub enum ParseErrorKind {
         /// The field of the grouped value.
         field: String,
     },
+    /// A `\` that ends the word or the query (`id:abc\`): it escapes nothing.
+    DanglingEscape,
+    /// A word with a `\` escape and an unescaped `*` or `?` (`name:char\-*`): a word with
+    /// escapes is literal throughout, as a quoted value is.
+    EscapeWithWildcard,
     /// A parser state no designed error covers. Every occurrence is a bug: the `parse` fuzz
     /// target fails on it.
     Internal,
@@ -209,6 +214,15 @@ impl fmt::Display for ParseErrorKind {
                 "`{prefix}` cannot start a value inside `{field}:( )`: it applies to a whole \
                  term; write the value as a term of its own (`{prefix}{field}:\"...\"`), or \
                  `{prefix}` before `{field}:( )` for the whole group"
+            ),
+            DanglingEscape => f.write_str(
+                "`\\` escapes the character after it, and nothing follows it here; write `\\\\` \
+                 for a backslash",
+            ),
+            EscapeWithWildcard => f.write_str(
+                "a word with a `\\` escape is literal, as a quoted value is, so its `*` or `?` \
+                 would not be a wildcard; escape it too (`\\*`) to search for it, or drop the \
+                 escapes to use it as a wildcard",
             ),
             Internal => f.write_str("internal parser error; please report this query"),
         }

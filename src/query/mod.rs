@@ -7,7 +7,7 @@
 //! unary   = ("NOT" | "-") unary | primary
 //! primary = "(" or ")" | term
 //! term    = ["!" | "^"] field ":" value
-//!         | field ("<" | "<=" | ">" | ">=") number
+//!         | field [":"] ("<" | "<=" | ">" | ">=") number     `hp:>100` is `hp>100`
 //!         | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"   AND binds tighter than OR
 //!         | field ":" "(" or ")"               nested: the parentheses hold a term with a field
 //!         | ["!" | "^"] value                  a bare value searches `name`
@@ -17,7 +17,7 @@
 //! number  = date | ["-"] digits ["." digits]
 //! date    = YYYY/MM/DD | YYYY-MM-DD           the number YYYYMMDD, as date values compare
 //! field   = segment ("." segment)*             segment = [A-Za-z0-9_]+, the first starting with a letter or _
-//! word    = any characters but whitespace, "(" and ")"
+//! word    = any characters but whitespace, "(" and ")"; "\" takes the next one in, whatever it is
 //! phrase  = any characters; \" and \\ are escapes
 //! ```
 //!
@@ -26,6 +26,9 @@
 //!   then OR. A keyword where a value belongs is an error; quote it to search for it.
 //! - `-` negates the term written right after it (`-types:water`, `-(a OR b)`).
 //! - `*` and `?` in an unquoted word are wildcards; a quoted phrase is literal.
+//! - `\` escapes the character after it, as in Lucene: a word with escapes is the literal
+//!   value it would be quoted (`id:ex10-\?` is `id:"ex10-?"`, `name:charizard\ ex` is
+//!   `name:"charizard ex"`), so an unescaped `*` or `?` in it is an error.
 //! - Comparisons take no spaces (`hp>=100`) and mean ranges (`hp:[100 TO *]`).
 //! - A date stands for the number `YYYYMMDD`: string values written as dates compare as
 //!   those numbers, so `release_date>=2020/01/01` and `release_date:[2020-01-01 TO *]` find
@@ -53,9 +56,9 @@
 //!
 //! | kind | example |
 //! |---|---|
-//! | `QueryTooLong` | 2,049 bytes of text |
+//! | `QueryTooLong` | 6,145 bytes of text |
 //! | `DepthLimitExceeded` | 33 nested `(` |
-//! | `TooManyTerms` | 129 terms |
+//! | `TooManyTerms` | 513 terms |
 //! | `UnclosedQuote` | `name:"charizard` |
 //! | `UnclosedParen` | `(a OR b` |
 //! | `UnexpectedCloseParen` | `a)` |
@@ -73,6 +76,8 @@
 //! | `PrefixedNested` | `!attacks:(name:x)` |
 //! | `PrefixedComparison` | `!hp>=100` |
 //! | `PrefixedGroupValue` | `rarity:(!"SR" OR SEC)` |
+//! | `DanglingEscape` | `id:abc\` |
+//! | `EscapeWithWildcard` | `name:char\-*` |
 //!
 //! ```
 //! let err = cardex::query::parse("name:\"charizard").unwrap_err();

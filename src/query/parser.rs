@@ -261,7 +261,7 @@ fn plain_value(value: &str) -> Option<(&str, &str)> {
     }
     let len = token_end(value);
     let (word, after) = value.split_at(len);
-    if len == 0 || !word.is_ascii() || KEYWORDS.contains(&word) {
+    if len == 0 || !word.is_ascii() || word.contains('\\') || KEYWORDS.contains(&word) {
         return None;
     }
     Some((word, after))
@@ -570,6 +570,9 @@ impl QueryParser {
             }));
         }
         let (word, rest) = input.split_at(len);
+        if word.contains('\\') {
+            return self.escaped_word(input, word, rest);
+        }
         if let Some(&kw) = KEYWORDS.iter().find(|&&k| k == word) {
             return fail(
                 input,
@@ -579,6 +582,32 @@ impl QueryParser {
         }
         let span = self.span(input, rest);
         Ok((rest, Value::Word(Spanned::new(Cow::Borrowed(word), span))))
+    }
+
+    /// A word with `\` escapes (`id:ex10-\?`, Lucene's way to write a character its syntax
+    /// would read otherwise): the characters after each `\`, and the others as they are, as
+    /// one literal value, the phrase it would be quoted (`id:"ex10-?"`). An unescaped `*` or
+    /// `?` in it is an error rather than a literal or a wildcard.
+    fn escaped_word<'a>(
+        &mut self,
+        input: &'a str,
+        word: &'a str,
+        rest: &'a str,
+    ) -> PResult<'a, Value<'a>> {
+        let mut text = String::with_capacity(word.len());
+        let mut chars = word.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some((_, escaped)) => text.push(escaped),
+                    None => return fail(&input[i..], 1, ParseErrorKind::DanglingEscape),
+                },
+                '*' | '?' => return fail(&input[i..], 1, ParseErrorKind::EscapeWithWildcard),
+                other => text.push(other),
+            }
+        }
+        let span = self.span(input, rest);
+        Ok((rest, Value::Phrase(Spanned::new(Cow::Owned(text), span))))
     }
 
     /// `"\"" phrase "\""` with `\"` and `\\` as escapes; other backslashes are literal.
@@ -937,6 +966,11 @@ fn token_end(input: &str) -> usize {
                 break;
             }
             i += 1;
+            // `\` takes the character after it into the word, whatever it is (`a\ b`,
+            // `x\(1\)`).
+            if b == b'\\' {
+                i += input[i..].chars().next().map_or(0, char::len_utf8);
+            }
         } else {
             match input[i..].chars().next() {
                 Some(c) if !c.is_whitespace() => i += c.len_utf8(),

@@ -894,3 +894,33 @@ hp:>abc
     // Quoted, it is a value.
     assert_eq!(p("name:\">100\""), "name:\">100\"");
 }
+
+#[test]
+fn backslash_escapes_make_a_word_literal() {
+    // Lucene's escapes: the word is the literal value it would be quoted.
+    assert_eq!(p("id:ex10-\\?"), "id:\"ex10-?\"");
+    assert_eq!(p("id:base1\\-4"), "id:\"base1-4\"");
+    assert_eq!(p("name:\\*"), "name:\"*\"");
+    // An escaped space or parenthesis stays in the word.
+    assert_eq!(
+        p("name:charizard\\ ex rarity:x"),
+        "name:\"charizard ex\" AND rarity:x"
+    );
+    assert_eq!(p("id:x\\(1\\)"), "id:\"x(1)\"");
+    assert_eq!(p("a\\\\b"), "\"a\\\\b\"");
+    assert_eq!(p("types:(fire\\! OR water)"), "types:(\"fire!\" OR water)");
+    assert_eq!(
+        e("id:abc\\"),
+        "\
+`\\` escapes the character after it, and nothing follows it here; write `\\\\` for a backslash
+id:abc\\
+      ^"
+    );
+    assert!(matches!(
+        kind("name:char\\-*"),
+        ParseErrorKind::EscapeWithWildcard
+    ));
+    // Quoted, a backslash is literal but before `\"` and `\\`, as before (and displayed
+    // escaped).
+    assert_eq!(p("name:\"a\\b\""), "name:\"a\\\\b\"");
+}
