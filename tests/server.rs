@@ -453,6 +453,22 @@ async fn credentials_are_checked_and_never_logged() {
             "{creds:?}"
         );
     }
+    // A credential sent twice is refused whichever comes first, on /v1 and /v2.
+    for (first, second) in [(acme.as_str(), "cdx_wrong"), ("cdx_wrong", acme.as_str())] {
+        for path in ["/pokemon/v1/cards?page_size=1", "/v2/cards?pageSize=1"] {
+            let response = c
+                .get(server.url(path))
+                .header("X-Api-Key", first)
+                .header("X-Api-Key", second)
+                .header("X-Team-ID", "acme")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+            let body = response.text().await.unwrap();
+            assert!(body.contains("X-Api-Key is sent more than once"), "{body}");
+        }
+    }
     // A path that is not UTF-8 once decoded is refused as such before credentials, as
     // without accounts; and a POST is a 405 without credentials either.
     let bad_path = server.url("/pokemon/v1/cards/%FF");

@@ -493,6 +493,17 @@ async fn v2_queries_paging_order_and_errors() {
     );
     // Messages name fields as the request did, and suggest v2's spellings.
     let message = |body: &Value| body["error"]["message"].as_str().unwrap().to_string();
+    for path in [
+        "/v2/cards?q=tcgplayer.prices.holofoil.market:[100%20TO%20*]",
+        "/v2/cards?orderBy=-tcgplayer.prices.holofoil.market",
+    ] {
+        let (s, body) = get(&client, &url(path)).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            message(&body).contains("are v2's renderings of a card's prices"),
+            "{body}"
+        );
+    }
     let (_, body) = get(&client, &url("/v2/cards?q=nationalpokedexnumbers:25")).await;
     assert!(
         message(&body).contains("(did you mean `nationalPokedexNumbers`?)"),

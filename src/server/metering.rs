@@ -79,6 +79,20 @@ async fn metered(
         return (invalid_path(), 0);
     }
     let headers = request.headers();
+    // A credential sent twice is ambiguous (which one names the team?): refused, as
+    // neither is taken over the other.
+    if let Some(twice) = ["X-Api-Key", "X-Team-ID"]
+        .into_iter()
+        .find(|name| headers.get_all(*name).iter().nth(1).is_some())
+    {
+        let response = error_response(
+            StatusCode::UNAUTHORIZED,
+            "invalid_credentials",
+            format!("{twice} is sent more than once: send it once"),
+            json!({"repeated": twice}),
+        );
+        return (response, 0);
+    }
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
     let roster = m.roster();
     let key = header("x-api-key").filter(|k| !k.is_empty());

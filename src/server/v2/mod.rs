@@ -228,7 +228,20 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
             // The engine's message, in the names the request used.
             let status = StatusCode::from_u16(crate::server::errors::error_status(&e))
                 .unwrap_or(StatusCode::BAD_REQUEST);
-            return refuse(status, query::v2_spelling(&e.message(), of));
+            let mut message = query::v2_spelling(&e.message(), of);
+            if cards
+                && ["`tcgplayer", "`-tcgplayer", "`cardmarket", "`-cardmarket"]
+                    .iter()
+                    .any(|name| message.contains(name))
+            {
+                message.push_str(
+                    "; `tcgplayer` and `cardmarket` are v2's renderings of a card's prices, \
+                     not fields to search or sort by: where the catalog has prices, search \
+                     its variants' (`variants.prices:(currency:USD AND market>=100)`, and \
+                     `orderBy=-variants.prices.market` with that query)",
+                );
+            }
+            return refuse(status, message);
         }
     };
     let select = match Select::new(params.select.as_deref(), view, cards) {
