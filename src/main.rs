@@ -313,7 +313,7 @@ fn query_text(query: Option<String>, command: &str) -> Result<String, Failure> {
             !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         })
     });
-    if option_like && !std::env::args().any(|a| a == "--") {
+    if option_like && !std::env::args_os().any(|a| a == "--") {
         let name = q.split('=').next().unwrap_or_default();
         return Err(Failure::Usage(format!(
             "`{name}` is not an option of `cardex {command}` (see `cardex {command} --help`); \

@@ -88,6 +88,19 @@ fn search_options() {
         );
         assert!(stdout(&o).is_empty());
     }
+    // An argument that is not UTF-8 (a path) does not stop the check.
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::OsStr::from_bytes(b"/tmp/\xff");
+        let o = Command::new(env!("CARGO_BIN_EXE_cardex"))
+            .arg("search")
+            .arg("--data")
+            .arg(path)
+            .args(["pokemon", "--explian"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    }
     // After `--`, it is a query.
     let o = cardex(&[
         "search",

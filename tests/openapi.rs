@@ -237,6 +237,18 @@ fn the_documented_limits_are_the_servers() {
                 assert!(select.contains(field.path), "{}", field.path);
             }
         }
+        // The bundled cards are joined to their expansions: `expansion.*` sorts are listed
+        // on /v1, and on /v2 the set fields v2's set has (not those it renders otherwise).
+        let v1_order = parameter(&doc, cards, "order_by").unwrap()["schema"]["pattern"]
+            .as_str()
+            .unwrap();
+        assert!(v1_order.contains("expansion\\.release_date"), "{v1_order}");
+        let v2_cards = &doc["paths"]["/v2/cards"]["get"];
+        let v2_order = parameter(&doc, v2_cards, "orderBy").unwrap()["schema"]["pattern"]
+            .as_str()
+            .unwrap();
+        assert!(v2_order.contains("set\\.releaseDate"), "{v2_order}");
+        assert!(!v2_order.contains("set\\.logo"), "{v2_order}");
         let order = parameter(&doc, cards, "order_by").unwrap()["schema"]["pattern"]
             .as_str()
             .unwrap()

@@ -262,6 +262,8 @@ fn ranges_and_comparisons() {
     assert_eq!(hp("hp:>100"), hp("hp>100"));
     assert!(hp("hp:>100").len() > hp("hp:100").len());
     assert_eq!(hp("hp:<=100"), hp("hp<=100"));
+    assert_eq!(hp("hp:(>=100 AND <200)"), hp("hp:[100 TO 200}"));
+    assert_eq!(hp("hp:(>200 OR <50)"), hp("hp>200 OR hp<50"));
     assert_eq!(
         hp("hp:[100 TO 200]").len(),
         hp("hp>=100").len() - hp("hp>200").len()

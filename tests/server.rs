@@ -1485,8 +1485,8 @@ async fn browsers_of_allowed_origins_get_cors_headers() {
         .split('\t')
         .collect();
     assert_eq!(used.last(), Some(&"1"), "{out}");
-    // Listed origins only.
-    let server = Server::start(&["--cors-origins", "https://cards.example"]);
+    // Listed origins only, compared as browsers send them (lower case, no default port).
+    let server = Server::start(&["--cors-origins", "HTTPS://Cards.Example:443"]);
     let r = c
         .get(server.url("/pokemon/v1/cards?page_size=1"))
         .header("origin", "https://cards.example")

@@ -22,8 +22,9 @@ use super::ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term
 use super::error::{Found, ParseError, ParseErrorKind};
 
 /// The longest query accepted, in bytes of UTF-8: room for a batch of ids as long as a v2
-/// page (250), written `id:a OR id:b …` (Pokémon TCG API users' way to fetch by ids), and
-/// short enough that the longest `q`, percent-encoded, fits in the server's 8 KiB URI.
+/// page (250), written `id:a OR id:b …` (Pokémon TCG API users' way to fetch by ids), which
+/// percent-encoded still fits in the server's 8 KiB request URI; a `q` of this length
+/// without characters to encode does too.
 pub const MAX_QUERY_BYTES: usize = 6144;
 /// The deepest nesting of parentheses accepted.
 pub const MAX_DEPTH: usize = 32;
@@ -745,6 +746,20 @@ impl QueryParser {
                     return missing(rest, prev);
                 }
                 return Ok((separator(after)?, Test::Group(alternatives)));
+            }
+            // `hp:(>=100 AND <200)`, Elasticsearch's form: each comparison is the range it
+            // means (`[100 TO *]`), not the word `>=100`.
+            if let Some((op, number_start)) = comparison(rest) {
+                let (after, n) = self.compare_number(number_start, "", op)?;
+                let (lower, upper) = op.to_range(n.value);
+                let span = Span::new(self.offset(rest), n.span.end);
+                alternatives
+                    .last_mut()
+                    .expect("alternatives is never empty")
+                    .push(Value::Range(Range { lower, upper, span }));
+                pending = None;
+                rest = after;
+                continue;
             }
             let unprefixed = term_prefixes(rest);
             if unprefixed.len() < rest.len() && unprefixed.starts_with('"') {

@@ -893,6 +893,14 @@ hp:>abc
     ));
     // Quoted, it is a value.
     assert_eq!(p("name:\">100\""), "name:\">100\"");
+    // In a group of values, each comparison is its range (Elasticsearch's
+    // `age:(>=10 AND <20)`).
+    assert_eq!(p("hp:(>=100 AND <200)"), "hp:([100 TO *] AND [* TO 200})");
+    assert_eq!(p("hp:(>1 OR 5)"), "hp:({1 TO *] OR 5)");
+    assert!(matches!(
+        kind("hp:(>abc)"),
+        ParseErrorKind::ExpectedNumber { .. }
+    ));
 }
 
 #[test]

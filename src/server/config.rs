@@ -88,7 +88,17 @@ impl CorsOrigins {
     ///     CorsOrigins::parse("https://a.example, http://localhost:3000"),
     ///     Ok(CorsOrigins::These(vec!["https://a.example".into(), "http://localhost:3000".into()]))
     /// );
+    /// // As browsers send them: lower case, without the scheme's default port.
+    /// assert_eq!(
+    ///     CorsOrigins::parse("HTTPS://App.Example:443"),
+    ///     Ok(CorsOrigins::These(vec!["https://app.example".into()]))
+    /// );
     /// assert!(CorsOrigins::parse("https://a.example/app").is_err());
+    /// assert!(CorsOrigins::parse("https://a.example:http").is_err());
+    /// assert_eq!(
+    ///     CorsOrigins::parse("http://[::1]:8080,http://[::1]"),
+    ///     Ok(CorsOrigins::These(vec!["http://[::1]:8080".into(), "http://[::1]".into()]))
+    /// );
     /// ```
     ///
     /// # Errors
@@ -102,26 +112,40 @@ impl CorsOrigins {
         }
         let origins = text
             .split(',')
-            .map(|origin| {
-                let origin = origin.trim();
-                let host = origin
-                    .strip_prefix("https://")
-                    .or_else(|| origin.strip_prefix("http://"));
-                let fine = host.is_some_and(|host| {
-                    !host.is_empty()
-                        && host.bytes().all(|b| {
-                            b.is_ascii_alphanumeric()
-                                || matches!(b, b'.' | b'-' | b':' | b'[' | b']')
-                        })
-                });
-                if fine {
-                    Ok(origin.to_string())
-                } else {
-                    Err(format!(
-                        "`{origin}` is not an origin: --cors-origins takes `*`, `none`, or a comma \
-                         list of `https://HOST[:PORT]` (scheme, host and port, no path)"
-                    ))
+            .map(|written| {
+                let bad = || {
+                    format!(
+                        "`{}` is not an origin: --cors-origins takes `*`, `none`, or a comma \
+                         list of `https://HOST[:PORT]` (scheme, host and port, no path)",
+                        written.trim()
+                    )
+                };
+                // Scheme and host are case-insensitive, and browsers send them in lower
+                // case, without the scheme's default port: written so, they match.
+                let origin = written.trim().to_ascii_lowercase();
+                let (scheme, authority) = origin.split_once("://").ok_or_else(bad)?;
+                let default_port = match scheme {
+                    "https" => "443",
+                    "http" => "80",
+                    _ => return Err(bad()),
+                };
+                // `[::1]:8080`: the port is after the bracket.
+                let (host, port) = match authority.rsplit_once(':') {
+                    Some((host, port)) if !authority.ends_with(']') => (host, Some(port)),
+                    _ => (authority, None),
+                };
+                let host_fine = !host.is_empty()
+                    && host.bytes().all(|b| {
+                        b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']')
+                    });
+                let port_fine = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|n| n > 0));
+                if !host_fine || !port_fine {
+                    return Err(bad());
                 }
+                Ok(match port {
+                    Some(p) if p != default_port => format!("{scheme}://{host}:{p}"),
+                    _ => format!("{scheme}://{host}"),
+                })
             })
             .collect::<Result<Vec<String>, String>>()?;
         Ok(CorsOrigins::These(origins))

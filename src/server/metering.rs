@@ -80,10 +80,11 @@ async fn metered(
     }
     let headers = request.headers();
     // A credential sent twice is ambiguous (which one names the team?): refused, as
-    // neither is taken over the other.
+    // neither is taken over the other. A keyless `/v2` request uses neither.
+    let keyless_v2 = v2.is_some() && !headers.contains_key("x-api-key");
     if let Some(twice) = ["X-Api-Key", "X-Team-ID"]
         .into_iter()
-        .find(|name| headers.get_all(*name).iter().nth(1).is_some())
+        .find(|name| !keyless_v2 && headers.get_all(*name).iter().nth(1).is_some())
     {
         let response = error_response(
             StatusCode::UNAUTHORIZED,

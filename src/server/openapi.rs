@@ -506,13 +506,21 @@ fn v2_order_fields(catalog: &Catalog, view: &V2View, cards: bool) -> Vec<String>
         .filter(|(path, name)| {
             let top = name.split('.').next().unwrap_or_default();
             // Listed when v2's spelling reaches the same field: the card's own, or its
-            // expansion's where the cards are joined to theirs.
+            // expansion's where the cards are joined to theirs, if v2's set has it.
             let engine_name = super::v2::engine_field(name, of);
+            let in_v2_set = |name: &str| {
+                let own = name.strip_prefix("set.").unwrap_or_default();
+                let top = own.split('.').next().unwrap_or_default();
+                view.set_fields().iter().any(|f| f == top)
+            };
             let reached = collection
                 .schema()
                 .value_field(&engine_name)
                 .is_ok_and(|id| collection.index().field(id).path() == *path)
-                || (joined && path.starts_with("expansion.") && engine_name == *path);
+                || (joined
+                    && path.starts_with("expansion.")
+                    && engine_name == *path
+                    && in_v2_set(name));
             reached && visible.iter().any(|v| v == top)
         })
         .map(|(_, name)| name)

@@ -229,11 +229,11 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
             let status = StatusCode::from_u16(crate::server::errors::error_status(&e))
                 .unwrap_or(StatusCode::BAD_REQUEST);
             let mut message = query::v2_spelling(&e.message(), of);
-            if cards
-                && ["`tcgplayer", "`-tcgplayer", "`cardmarket", "`-cardmarket"]
-                    .iter()
-                    .any(|name| message.contains(name))
-            {
+            let names_a_rendering = ["tcgplayer", "cardmarket"].iter().any(|field| {
+                message.starts_with(&format!("unknown field `{field}"))
+                    || message.contains(&format!("no record has a value at `{field}"))
+            });
+            if cards && names_a_rendering {
                 message.push_str(
                     "; `tcgplayer` and `cardmarket` are v2's renderings of a card's prices, \
                      not fields to search or sort by: where the catalog has prices, search \
