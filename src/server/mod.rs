@@ -29,6 +29,7 @@ mod charging;
 mod clock;
 mod config;
 mod connections;
+mod cors;
 mod errors;
 mod handlers;
 pub mod limit;

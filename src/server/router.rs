@@ -1,7 +1,7 @@
 //! The router: every route of [`ROUTES`] to its handler, the metering layer in front of
 //! the metered ones, and around them all the 404 and 405 bodies, gzip when the client
-//! accepts it, the size limits, the request timeout and the log line; outside all of it,
-//! the CORS headers and preflight answers for browsers ([`cors`]).
+//! accepts it, the size limits, the request timeout, the log line, and the CORS headers
+//! and preflight answers for browsers ([`Cors`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +17,7 @@ use tracing::Instrument;
 
 use super::accounts::{self, Endpoint};
 use super::config::CorsOrigins;
+use super::cors::Cors;
 use super::errors::{error_response, json_response, ErrorMessage};
 use super::handlers::{self, PathParams};
 use super::log;
@@ -104,36 +105,7 @@ pub fn router(service: Arc<Service>, timeout: Duration, cors_origins: &CorsOrigi
         ));
         router = router.route(path, answer);
     }
-    let router = with_operations(router, timeout).with_state(service);
-    match cors(cors_origins) {
-        Some(cors) => router.layer(cors),
-        None => router,
-    }
-}
-
-/// The CORS layer for `origins`, outside everything else so that every answer (errors
-/// included) carries its headers; `None` for [`CorsOrigins::None`]. A preflight (`OPTIONS`
-/// with `Access-Control-Request-Method`) is answered here, unmetered and unlogged: it asks
-/// nothing of the service. Allowed: `GET` and `HEAD`, whatever headers the page asks to
-/// send (`X-Api-Key`, `X-Team-ID`), `Retry-After` readable by the page; a day's cache.
-fn cors(origins: &CorsOrigins) -> Option<tower_http::cors::CorsLayer> {
-    use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
-    let allow_origin = match origins {
-        CorsOrigins::None => return None,
-        CorsOrigins::Any => AllowOrigin::any(),
-        CorsOrigins::These(list) => AllowOrigin::list(
-            list.iter()
-                .filter_map(|origin| HeaderValue::from_str(origin).ok()),
-        ),
-    };
-    Some(
-        CorsLayer::new()
-            .allow_origin(allow_origin)
-            .allow_methods([Method::GET, Method::HEAD])
-            .allow_headers(AllowHeaders::mirror_request())
-            .expose_headers([header::RETRY_AFTER])
-            .max_age(Duration::from_secs(24 * 3600)),
-    )
+    with_operations(router, timeout, Arc::new(Cors::new(cors_origins))).with_state(service)
 }
 
 /// The handler of a metered endpoint.
@@ -171,11 +143,13 @@ fn metered(endpoint: Endpoint) -> MethodRouter<Arc<Service>> {
     }
 }
 
-/// Around `routes`: the 404 and 405 bodies, gzip, the size limits, the timeout and the
-/// request log (one function, so that the tests can put them around a route of their own).
+/// Around `routes`: the 404 and 405 bodies, gzip, the size limits, the timeout, the
+/// request log and CORS (one function, so that the tests can put them around a route of
+/// their own).
 fn with_operations<S: Clone + Send + Sync + 'static>(
     routes: Router<S>,
     timeout: Duration,
+    cors: Arc<Cors>,
 ) -> Router<S> {
     routes
         .fallback(|| async {
@@ -205,7 +179,7 @@ fn with_operations<S: Clone + Send + Sync + 'static>(
         ))
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(middleware::from_fn(move |request, next| {
-            guard(request, next, timeout)
+            guard(request, next, timeout, Arc::clone(&cors))
         }))
 }
 
@@ -227,8 +201,13 @@ fn internal_error(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     )
 }
 
-/// Size limits, the timeout and the log line around every request.
-async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
+/// Size limits, the timeout, the log line and CORS around every request. A browser's
+/// preflight is answered first, unlogged: it asks nothing of the service.
+async fn guard(request: Request, next: Next, timeout: Duration, cors: Arc<Cors>) -> Response {
+    if let Some(preflight) = cors.preflight(&request) {
+        return preflight;
+    }
+    let origin = cors.origin_of(request.headers());
     let started = Instant::now();
     // The request's span, when it is handled (not refused for its size).
     let mut handled: Option<tracing::Span> = None;
@@ -291,11 +270,13 @@ async fn guard(request: Request, next: Next, timeout: Duration) -> Response {
             .unwrap_or_default(),
         started.elapsed(),
     );
-    if path == "/v2" || path.starts_with("/v2/") {
+    let mut response = if path == "/v2" || path.starts_with("/v2/") {
         in_v2_shape(response)
     } else {
         response
-    }
+    };
+    cors.answer(origin.as_ref(), &mut response);
+    response
 }
 
 /// An error answer on `/v2` in v2's shape, `{"error": {"message", "code"}}`, with its
@@ -341,7 +322,7 @@ mod tests {
                         .route_layer(middleware::from_fn(panicking_layer)),
                 )
                 .route("/fine", get(|| async { "ok" }));
-            let app = with_operations(routes, Duration::from_secs(5));
+            let app = with_operations(routes, Duration::from_secs(5), Arc::new(Cors::Off));
             let addr = crate::server::testing::serve(app).await;
             let client = reqwest::Client::new();
             for path in ["/handler", "/layer"] {
@@ -379,7 +360,7 @@ mod tests {
                     }),
                 )
                 .route("/quick", get(|| async { "ok" }));
-            let app = with_operations(routes, Duration::from_millis(100));
+            let app = with_operations(routes, Duration::from_millis(100), Arc::new(Cors::Off));
             let addr = crate::server::testing::serve(app).await;
             let client = reqwest::Client::new();
             let started = Instant::now();
