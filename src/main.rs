@@ -597,18 +597,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.store = args.store;
             config.state = parse_state(args.state.as_deref())?;
             config.open = args.open;
-            let postgres = matches!(
-                config.state,
-                Some(cardex::server::state::StateUrl::Postgres(_))
-            );
-            if args.spool.is_some() && !postgres {
-                return Err(Failure::Usage(
-                    "--spool is where PostgreSQL state spools charges while the database is \
-                     unreachable; with SQLite state (the default) the charges are in the \
-                     SQLite file itself: drop --spool, or give --state postgres://..."
-                        .into(),
-                ));
-            }
             config.spool = args.spool;
             config.cors_origins =
                 cardex::server::CorsOrigins::parse(&args.cors_origins).map_err(Failure::Usage)?;

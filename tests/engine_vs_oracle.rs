@@ -619,22 +619,15 @@ fn check(seed: u64, q: &str, lang: Option<&str>) -> Result<(), TestCaseError> {
     check_against(seed, q, lang, &store(seed).records)
 }
 
-/// [`check`] with the oracle over `records` (the store's cards, or its joined cards).
-fn check_against(
-    seed: u64,
-    q: &str,
-    lang: Option<&str>,
-    records: &Records,
-) -> Result<(), TestCaseError> {
-    let store = store(seed);
+/// The ids of every page of `req`, in order, each page also asked of the compressed
+/// store; the pages hold as many as `total_count` says.
+fn every_page(store: &Store, req: &SearchRequest<'_>) -> Result<Vec<String>, TestCaseError> {
     let catalog = store.engine.catalog("g").unwrap();
-    let mut req = SearchRequest::new(q);
-    req.lang = lang;
     let mut got = Vec::new();
     for page in 1.. {
         let p = catalog
             .search(&req.page(page))
-            .map_err(|e| TestCaseError::fail(format!("{q}: {e}")))?;
+            .map_err(|e| TestCaseError::fail(format!("{}: {e}", req.q)))?;
         same_page_compressed(store, &req.page(page), &p.to_json())?;
         if p.count() == 0 {
             prop_assert_eq!(got.len() as u64, p.total_count());
@@ -646,6 +639,20 @@ fn check_against(
                 .map(|&i| catalog.cards().record_id(i).into_owned()),
         );
     }
+    Ok(got)
+}
+
+/// [`check`] with the oracle over `records` (the store's cards, or its joined cards).
+fn check_against(
+    seed: u64,
+    q: &str,
+    lang: Option<&str>,
+    records: &Records,
+) -> Result<(), TestCaseError> {
+    let store = store(seed);
+    let mut req = SearchRequest::new(q);
+    req.lang = lang;
+    let got = every_page(store, &req)?;
     let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
     let expected: Vec<String> = records
         .matching(parsed.expr.as_ref())
@@ -805,28 +812,12 @@ fn joined_query() -> impl Strategy<Value = String> {
 /// default order.
 fn check_joined_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCaseError> {
     let store = store(seed);
-    let catalog = store.engine.catalog("g").unwrap();
     let order_by = if descending {
         "-expansion.release_date"
     } else {
         "expansion.releaseDate"
     };
-    let req = SearchRequest::new(q).order_by(order_by);
-    let mut got = Vec::new();
-    for page in 1.. {
-        let p = catalog
-            .search(&req.page(page))
-            .map_err(|e| TestCaseError::fail(format!("{q}: {e}")))?;
-        same_page_compressed(store, &req.page(page), &p.to_json())?;
-        if p.count() == 0 {
-            break;
-        }
-        got.extend(
-            p.record_ids()
-                .iter()
-                .map(|&i| catalog.cards().record_id(i).into_owned()),
-        );
-    }
+    let got = every_page(store, &SearchRequest::new(q).order_by(order_by))?;
     let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
     let mut keyed: Vec<(Option<&str>, String)> = store
         .joined

@@ -1385,7 +1385,7 @@ fn meaningless_or_lossy_flag_values_are_refused() {
                 "--spool",
                 spool.to_str().unwrap(),
             ],
-            "--spool is where PostgreSQL state spools charges",
+            "--spool: it is where PostgreSQL state spools charges",
         ),
         (
             vec![
@@ -1516,5 +1516,28 @@ async fn browsers_of_allowed_origins_get_cors_headers() {
     let (code, _, err) = cardex(&["serve", "--cors-origins", "https://a.example/app"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("is not an origin"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `ServeConfig` made in code is held to what the flags are: a zero timeout, or a spool
+/// without PostgreSQL, is refused before anything starts.
+#[test]
+fn a_config_made_in_code_is_checked_as_the_flags_are() {
+    let dir = scratch("config-in-code");
+    let data = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data");
+    let mut config = cardex::server::ServeConfig::new(data.clone(), "127.0.0.1:0");
+    config.header_read_timeout = Duration::ZERO;
+    let err = cardex::server::run(config).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    assert!(
+        err.to_string()
+            .starts_with("--header-timeout: must be longer than 0"),
+        "{err}"
+    );
+    let mut config = cardex::server::ServeConfig::new(data, "127.0.0.1:0");
+    config.spool = Some(dir.join("spool.db"));
+    let err = cardex::server::run(config).unwrap_err();
+    assert!(err.to_string().starts_with("--spool:"), "{err}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -913,7 +913,6 @@ impl Leaf<'_, '_> {
     }
 }
 
-/// A leaf: the union of `lists` (nothing when there are none).
 /// An error about a field of the expansions, met planning a joined `expansion.*` term, in
 /// the names the query used: every field it names is under `expansion.`.
 fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
@@ -945,6 +944,7 @@ fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
     }
 }
 
+/// A leaf: the union of `lists` (nothing when there are none).
 fn sets<'c>(lists: impl IntoIterator<Item = Postings<'c>>, label: Label) -> Node<'c> {
     blocks(lists, label, None)
 }

@@ -67,6 +67,14 @@ pub enum ServeError {
         /// The name as configured.
         name: String,
     },
+    /// A setting that would mean nothing or lose data: a zero timeout or interval, a spool
+    /// without PostgreSQL state.
+    Setting {
+        /// The setting, as `cardex serve` names it (`--header-timeout`).
+        name: &'static str,
+        /// Why it is refused.
+        reason: &'static str,
+    },
     /// The address could not be bound.
     Listen {
         /// The address as configured.
@@ -110,6 +118,7 @@ impl fmt::Display for ServeError {
                 "`{name}` is a header the webhook delivery or its connection sets itself; \
                  --signature-header takes a header of its own, such as X-Scrydex-Signature"
             ),
+            ServeError::Setting { name, reason } => write!(f, "{name}: {reason}"),
             ServeError::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
         }
     }
@@ -125,7 +134,8 @@ impl std::error::Error for ServeError {
             ServeError::Webhooks(e) => Some(e),
             ServeError::WebhookCa { .. }
             | ServeError::SignatureHeader { .. }
-            | ServeError::ReservedSignatureHeader { .. } => None,
+            | ServeError::ReservedSignatureHeader { .. }
+            | ServeError::Setting { .. } => None,
         }
     }
 }
@@ -135,6 +145,36 @@ const ACCOUNTS_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A file beside the snapshot folder `data`: `<data>.<suffix>` (so `data/` gets
 /// `data.<suffix>`).
+/// Refuses the settings that would mean nothing or lose data, before anything starts.
+fn check_settings(config: &ServeConfig) -> Result<(), ServeError> {
+    let zero = [
+        ("--rate-window", config.rate_window),
+        ("--usage-refresh", config.usage_refresh),
+        ("--request-timeout", config.request_timeout),
+        ("--header-timeout", config.header_read_timeout),
+        ("the sync interval", config.sync_interval),
+    ]
+    .into_iter()
+    .find(|(_, d)| d.is_zero());
+    if let Some((name, _)) = zero {
+        return Err(ServeError::Setting {
+            name,
+            reason: "must be longer than 0 (a zero timeout drops every connection, a zero \
+                     interval spins)",
+        });
+    }
+    let postgres = matches!(config.state, Some(StateUrl::Postgres(_)));
+    if config.spool.is_some() && !postgres {
+        return Err(ServeError::Setting {
+            name: "--spool",
+            reason: "it is where PostgreSQL state spools charges while the database is \
+                     unreachable; with SQLite state (the default) the charges are in the \
+                     SQLite file itself: drop --spool, or give --state postgres://...",
+        });
+    }
+    Ok(())
+}
+
 fn beside(data: &Path, suffix: &str) -> PathBuf {
     match default_state(data) {
         StateUrl::Sqlite(path) => path.with_extension("").with_extension(suffix),
@@ -151,6 +191,7 @@ fn beside(data: &Path, suffix: &str) -> PathBuf {
 /// A snapshot, state, webhooks file or CA file that cannot be loaded, or an address that
 /// cannot be bound: a [`ServeError`] naming the culprit.
 pub fn run(config: ServeConfig) -> Result<(), ServeError> {
+    check_settings(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
