@@ -744,7 +744,7 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
         q,
         order_by
     );
-    let mut keyed: Vec<(Option<f64>, String)> = matching
+    let keyed: Vec<(Option<f64>, String)> = matching
         .into_iter()
         .map(|i| {
             let record = &store.records.records[i];
@@ -761,17 +761,27 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
             (key, record["id"].as_str().unwrap().to_string())
         })
         .collect();
-    // Stable: ties keep the default order.
+    let expected = in_key_order(keyed, descending, f64::total_cmp);
+    prop_assert_eq!(got, expected, "query {:?} order_by {:?}", q, order_by);
+    Ok(())
+}
+
+/// The ids of `keyed` (in default order) sorted by their keys with `cmp`, reversed when
+/// `descending`, those without a key last either way; stable, so ties keep the default
+/// order.
+fn in_key_order<K>(
+    mut keyed: Vec<(Option<K>, String)>,
+    descending: bool,
+    cmp: impl Fn(&K, &K) -> std::cmp::Ordering,
+) -> Vec<String> {
     keyed.sort_by(|(a, _), (b, _)| match (a, b) {
-        (Some(x), Some(y)) if descending => y.total_cmp(x),
-        (Some(x), Some(y)) => x.total_cmp(y),
+        (Some(x), Some(y)) if descending => cmp(y, x),
+        (Some(x), Some(y)) => cmp(x, y),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    let expected: Vec<String> = keyed.into_iter().map(|(_, id)| id).collect();
-    prop_assert_eq!(got, expected, "query {:?} order_by {:?}", q, order_by);
-    Ok(())
+    keyed.into_iter().map(|(_, id)| id).collect()
 }
 
 /// A term on a field of the card's expansion, which the cards do not carry.
@@ -819,7 +829,7 @@ fn check_joined_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCas
     };
     let got = every_page(store, &SearchRequest::new(q).order_by(order_by))?;
     let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
-    let mut keyed: Vec<(Option<&str>, String)> = store
+    let keyed: Vec<(Option<&str>, String)> = store
         .joined
         .matching(parsed.expr.as_ref())
         .into_iter()
@@ -831,14 +841,7 @@ fn check_joined_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCas
             )
         })
         .collect();
-    keyed.sort_by(|(a, _), (b, _)| match (a, b) {
-        (Some(a), Some(b)) if descending => oracle::natural(b, a),
-        (Some(a), Some(b)) => oracle::natural(a, b),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => std::cmp::Ordering::Equal,
-    });
-    let expected: Vec<String> = keyed.into_iter().map(|(_, id)| id).collect();
+    let expected = in_key_order(keyed, descending, |a, b| oracle::natural(a, b));
     prop_assert_eq!(got, expected, "query {:?} order_by {:?}", q, order_by);
     Ok(())
 }

@@ -1,9 +1,10 @@
 //! CORS: the headers that let a web page's scripts read the service's answers, and the
 //! answers to browsers' preflight requests, for the origins `--cors-origins` allows.
 //!
-//! Applied by the router's request guard, which every request passes through, as two
+//! Applied by the router's request guard, which every request passes through, as a few
 //! header inserts on the answer (the values made once, when the router is built), rather
-//! than as a layer of its own around every request.
+//! than as a layer of its own around every request: in the http bench, tower-http's
+//! `CorsLayer` cost 7–12% of the search throughput, this nothing measurable.
 
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
