@@ -696,9 +696,10 @@ fn same_page_compressed(
 /// Runs `q` sorted by the market price through the engine and the oracle: each matching
 /// card's key is the largest (descending) or smallest (ascending) market price over its
 /// price records that satisfy every nested condition on `variants.prices` at the top of
-/// `q` (all of them without one); cards without one come last, ties in default order. On
-/// a store with prices in two currencies, a sort that no such condition fixes to one
-/// currency is refused.
+/// `q`, and every `prices:( )` at the top of a `variants:( )` at the top of `q` whose
+/// variant matches that whole `variants:( )` (all of them without one); cards without one
+/// come last, ties in default order. On a store with prices in two currencies, a sort that
+/// no such condition fixes to one currency is refused.
 fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCaseError> {
     let store = store(seed);
     let catalog = store.engine.catalog("g").unwrap();
@@ -710,6 +711,16 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
     let parsed = parse(q).map_err(|e| TestCaseError::fail(format!("{e}")))?;
     let matching = store.records.matching(parsed.expr.as_ref());
     let bound = oracle::bound_conditions(parsed.expr.as_ref(), "variants.prices");
+    // Each `variants:( )` at the top with the `prices:( )` at its own top.
+    let through: Vec<_> = oracle::bound_conditions(parsed.expr.as_ref(), "variants")
+        .into_iter()
+        .map(|outer| (outer, oracle::bound_conditions(Some(outer), "prices")))
+        .filter(|(_, inner)| !inner.is_empty())
+        .collect();
+    let fixed = bound.iter().any(|c| oracle::fixes_value(c, "currency"))
+        || through
+            .iter()
+            .any(|(_, inner)| inner.iter().any(|c| oracle::fixes_value(c, "currency")));
     let several_currencies = seed % 3 != 2;
     let req = SearchRequest::new(q).order_by(order_by);
     let mut got = Vec::new();
@@ -728,8 +739,7 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
                     .map(|&i| catalog.cards().record_id(i).into_owned()),
             ),
             Err(e) => {
-                let refused =
-                    several_currencies && !bound.iter().any(|c| oracle::fixes_value(c, "currency"));
+                let refused = several_currencies && !fixed;
                 prop_assert!(
                     refused && e.to_string().contains("holds prices in JPY, USD"),
                     "{q} {order_by}: {e}"
@@ -739,7 +749,7 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
         }
     }
     prop_assert!(
-        !several_currencies || bound.iter().any(|c| oracle::fixes_value(c, "currency")),
+        !several_currencies || fixed,
         "{} {}: not refused",
         q,
         order_by
@@ -748,10 +758,29 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
         .into_iter()
         .map(|i| {
             let record = &store.records.records[i];
-            let (elements, prefix) = store.records.elements_of(record, "", "variants.prices");
-            let prices = elements
+            let (variants, variant_prefix) = store.records.elements_of(record, "", "variants");
+            let prices = variants
                 .into_iter()
-                .filter(|e| bound.iter().all(|c| store.records.matches(c, e, &prefix)))
+                .flat_map(|variant| {
+                    let (prices, prefix) =
+                        store
+                            .records
+                            .elements_of(variant, &variant_prefix, "prices");
+                    let (through, variant_prefix) = (&through, &variant_prefix);
+                    prices.into_iter().filter(move |price| {
+                        through.iter().all(|(outer, inner)| {
+                            store.records.matches(outer, variant, variant_prefix)
+                                && inner
+                                    .iter()
+                                    .all(|c| store.records.matches(c, price, &prefix))
+                        })
+                    })
+                })
+                .filter(|e| {
+                    bound
+                        .iter()
+                        .all(|c| store.records.matches(c, e, "variants.prices."))
+                })
                 .filter_map(|e| e["market"].as_f64());
             let key = if descending {
                 prices.max_by(f64::total_cmp)
@@ -878,13 +907,22 @@ proptest! {
         currency in prop::sample::select(vec!["", "currency:USD AND ", "currency:JPY "]),
         condition in price_condition(),
         bind in prop::bool::ANY,
+        through in prop::option::of(prop::sample::select(vec![
+            "name:\"alt art\" AND",
+            "name:normal",
+            "-printings:*",
+            "printings:e3 OR",
+        ])),
         rest in prop::option::of(query()),
         descending in prop::bool::ANY,
     ) {
-        let mut q = if bind {
-            format!("variants.prices:({currency}{condition})")
-        } else {
-            String::new()
+        let mut q = match (bind, through) {
+            (false, _) => String::new(),
+            (true, None) => format!("variants.prices:({currency}{condition})"),
+            // Bound through the variant: the prices of the variants that match.
+            (true, Some(variant)) => {
+                format!("variants:({variant} prices:({currency}{condition}))")
+            }
         };
         if let Some(rest) = rest {
             q = format!("{q} {rest}");

@@ -316,6 +316,68 @@ fn a_price_sort_counts_the_prices_the_query_binds() {
     );
 }
 
+/// A nested query at the top of a bound one binds too, within the elements the outer one
+/// matches: "the holofoil variant's Near Mint USD price" is one price per card, and a
+/// card's other variants and other prices do not count.
+#[test]
+fn a_price_sort_binds_through_the_variant() {
+    let g = Scratch::new(
+        "through",
+        r#"[
+          {"id":"a","expansion_id":"e1","variants":[
+            {"name":"holofoil","prices":[{"currency":"USD","condition":"NM","market":10},{"currency":"USD","condition":"LP","market":500},{"currency":"EUR","condition":"NM","market":900}]},
+            {"name":"normal","prices":[{"currency":"USD","condition":"NM","market":700}]}]},
+          {"id":"b","expansion_id":"e1","variants":[
+            {"name":"holofoil","prices":[{"currency":"USD","condition":"NM","market":40}]},
+            {"name":"normal","prices":[{"currency":"USD","condition":"NM","market":1}]}]},
+          {"id":"c","expansion_id":"e1","variants":[
+            {"name":"normal","prices":[{"currency":"USD","condition":"NM","market":20}]}]},
+          {"id":"d","expansion_id":"e1","variants":[
+            {"name":"holofoil","prices":[{"currency":"USD","condition":"NM","market":25}]}]}
+        ]"#,
+    );
+    let catalog = g.engine.catalog("g").unwrap();
+    let sorted = |q: &str, order_by: &str| {
+        let request = SearchRequest::new(q).order_by(order_by);
+        page_ids(catalog, &catalog.search(&request).unwrap())
+    };
+    let holo_nm_usd = "variants:(name:holofoil AND prices:(currency:USD AND condition:NM))";
+    assert_eq!(
+        sorted(holo_nm_usd, "-variants.prices.market"),
+        ["b", "d", "a"]
+    );
+    assert_eq!(
+        sorted(holo_nm_usd, "variants.prices.market"),
+        ["a", "d", "b"]
+    );
+    // With the rest of a query, and with a condition on the same prices beside it: the
+    // prices counted match both.
+    assert_eq!(
+        sorted(
+            &format!("{holo_nm_usd} AND variants.prices:(market<30)"),
+            "-variants.prices.market"
+        ),
+        ["d", "a", "b"]
+    );
+    // The currency is fixed by the inner query: without it the sort is refused.
+    let error = catalog
+        .search(
+            &SearchRequest::new("variants:(name:holofoil AND prices:(condition:NM))")
+                .order_by("-variants.prices.market"),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("holds prices in EUR, USD"), "{error}");
+    // Under OR nothing binds: every USD price of the matches counts.
+    assert_eq!(
+        sorted(
+            "variants.prices:(currency:USD) AND (variants:(name:holofoil AND prices:(condition:NM)) OR id:c)",
+            "-variants.prices.market"
+        ),
+        ["a", "b", "d", "c"]
+    );
+}
+
 #[test]
 fn a_price_sort_never_mixes_currencies() {
     // The bundled Pokémon cards have USD and JPY prices.

@@ -49,8 +49,11 @@ pub struct Plan<'c> {
 
 /// A nested query written at the top of the query — alone, or ANDed with the rest, not
 /// under `OR` or `NOT` — so that every match holds an element it matches: a sort on a
-/// field of those elements counts only those elements. Which queries these are is read
-/// from the query as written, never from what the data makes of it.
+/// field of those elements counts only those elements. So is a nested query at the top of
+/// such a query's own subquery, bound within the elements the enclosing one matches:
+/// `prices:(currency:USD)` in `variants:(name:holofoil AND prices:(currency:USD))` counts
+/// the USD prices of the holofoil variants. Which queries these are is read from the query
+/// as written, never from what the data makes of it.
 #[derive(Debug, Clone)]
 pub(crate) struct BoundNested<'c> {
     /// The array-of-objects path, its number in [`Collection::nested`].
@@ -62,8 +65,19 @@ pub(crate) struct BoundNested<'c> {
     pub(crate) fixed: Vec<String>,
     /// The term, as written.
     pub(crate) span: Span,
-    /// The elements `plan` matches, found once for the plan's matches and its sort.
+    /// The elements `plan` matches (within the enclosing query's, for one inside
+    /// another), found once for the plan's matches and its sort.
     pub(crate) found: Found,
+    /// For a nested query inside another bound one: that one.
+    pub(crate) within: Option<Within<'c>>,
+}
+
+/// The bound nested query around another (see [`BoundNested`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Within<'c> {
+    pub(crate) outer: Box<BoundNested<'c>>,
+    /// The maps from an element of the inner query up to the outer query's elements.
+    pub(crate) lift: SmallVec<[&'c [u32]; 2]>,
 }
 
 /// The elements a bound nested query matches, found on first use and shared by the
@@ -73,7 +87,24 @@ pub(crate) type Found = Arc<OnceLock<RoaringBitmap>>;
 impl BoundNested<'_> {
     /// The elements the nested query matches.
     pub(crate) fn elements(&self) -> &RoaringBitmap {
-        self.found.get_or_init(|| self.plan.execute().into_owned())
+        self.found.get_or_init(|| {
+            let matched = self.plan.execute();
+            let Some(within) = &self.within else {
+                return matched.into_owned();
+            };
+            let outer = within.outer.elements();
+            let kept = matched.iter().filter(|&element| {
+                let mut at = element;
+                for map in &within.lift {
+                    match map.get(at as usize) {
+                        Some(&up) if up != crate::store::NO_PARENT => at = up,
+                        _ => return false,
+                    }
+                }
+                outer.contains(at)
+            });
+            RoaringBitmap::from_sorted_iter(kept).unwrap_or_default()
+        })
     }
 }
 
@@ -255,28 +286,7 @@ impl<'c> Plan<'c> {
             bound: Vec::new(),
         };
         if let Some(expr) = &query.expr {
-            let mut nested = Vec::new();
-            top_level(expr, &mut |term| {
-                if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
-                    nested.push((field, &**inner, term.span));
-                }
-            });
-            for (field, inner, span) in nested {
-                if let Node::Nested {
-                    space,
-                    plan: inner_plan,
-                    ..
-                } = resolver.nested(&field.value, field.span, inner, span)?
-                {
-                    plan.bound.push(BoundNested {
-                        space,
-                        plan: *inner_plan,
-                        fixed: fixed_fields(inner),
-                        span,
-                        found: Found::default(),
-                    });
-                }
-            }
+            resolver.bind(expr, None, &mut plan.bound)?;
         }
         normalize::normalize(&mut plan.root);
         share_found(&mut plan.root, &plan.bound);
@@ -508,6 +518,54 @@ impl<'c> Resolver<'c> {
 
     /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
     /// (relative to the context), and the maps that lift its matches to this context.
+    /// The nested queries at the top of `expr` (see [`BoundNested`]), each followed by
+    /// those at the top of its own subquery, bound `within` the enclosing one's elements.
+    fn bind(
+        &self,
+        expr: &Expr<'_>,
+        within: Option<&BoundNested<'c>>,
+        out: &mut Vec<BoundNested<'c>>,
+    ) -> Result<(), PlanError> {
+        let mut nested = Vec::new();
+        top_level(expr, &mut |term| {
+            if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
+                nested.push((field, &**inner, term.span));
+            }
+        });
+        for (field, inner, span) in nested {
+            let Node::Nested {
+                space, plan, lift, ..
+            } = self.nested(&field.value, field.span, inner, span)?
+            else {
+                continue;
+            };
+            let bound = BoundNested {
+                space,
+                plan: *plan,
+                fixed: fixed_fields(inner),
+                span,
+                found: Found::default(),
+                within: within.map(|outer| Within {
+                    outer: Box::new(outer.clone()),
+                    lift,
+                }),
+            };
+            let elements = &self.records.nested()[space].elements;
+            let resolver = Resolver {
+                collection: elements,
+                index: elements.index(),
+                query: self.query,
+                records: self.records,
+                context: Some(space),
+                expansions: None,
+            };
+            out.push(bound);
+            let outer = out.last().cloned();
+            resolver.bind(inner, outer.as_ref(), out)?;
+        }
+        Ok(())
+    }
+
     fn nested(
         &self,
         typed: &str,
