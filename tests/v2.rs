@@ -484,11 +484,11 @@ async fn v2_queries_paging_order_and_errors() {
         ),
         (
             "/v2/cards?q=tcgplayer.prices.holofoil.market:[100%20TO%20*]",
-            "are v2's renderings of a card's prices",
+            "are v2's renderings of a card's prices, and this catalog has none",
         ),
         (
             "/v2/cards?orderBy=-tcgplayer.prices.holofoil.market",
-            "are v2's renderings of a card's prices",
+            "are v2's renderings of a card's prices, and this catalog has none",
         ),
     ] {
         let (s, body) = get(&client, &url(path)).await;
@@ -804,4 +804,260 @@ fn the_official_python_sdk_works_against_it() {
     );
     server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On a catalog in cardex's layout, v2's `tcgplayer.prices.<variant>.<figure>` and
+/// `cardmarket.prices.<figure>` are made from the variants' raw Near Mint prices; in `q`
+/// and as the first `orderBy` key they read the price records they are made from. Checked
+/// against the rendering itself: a card matches when the figure it is served with passes
+/// the test, and a price sort orders the cards by the figure they are served with, those
+/// without it last (ties and the rest in default order, or by the keys after it), page
+/// after page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn price_figures_search_and_sort_as_rendered() {
+    let data = scratch("v2-prices");
+    let mut seed = 7u64;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut cards = Vec::new();
+    for i in 0..60 {
+        let mut variants = Vec::new();
+        let mut eur = false;
+        for name in ["normal", "holofoil", "reverseHolofoil", ""] {
+            // A variant without a name is v2's `normal`: one or the other.
+            let normal = variants.iter().any(|v: &Value| v["name"] == "normal");
+            if next(3) == 0 || (name.is_empty() && normal) {
+                continue;
+            }
+            let mut prices = Vec::new();
+            // One raw Near Mint USD price a variant at most, and EUR on one variant at
+            // most: the figures v2 shows are then the only ones there are.
+            if next(4) != 0 {
+                let market = (next(2000) as f64) / 100.0;
+                let mut nm = json!({"type": "raw", "currency": "USD", "low": market / 2.0});
+                if next(5) != 0 {
+                    nm["market"] = json!(market);
+                }
+                if next(2) == 0 {
+                    nm["condition"] = json!("NM");
+                }
+                prices.push(nm);
+            }
+            prices.push(json!({"type": "raw", "condition": "LP", "currency": "USD", "market": (next(3000) as f64) / 100.0}));
+            prices.push(json!({"type": "graded", "company": "PSA", "grade": "10", "currency": "USD", "market": (next(90000) as f64) / 100.0}));
+            if !eur && next(3) == 0 {
+                eur = true;
+                let market = (next(1500) as f64) / 100.0;
+                prices.push(json!({"type": "raw", "condition": "NM", "currency": "EUR", "market": market, "low": market / 3.0}));
+            }
+            prices.push(
+                json!({"type": "raw", "condition": "NM", "currency": "JPY", "market": next(90000)}),
+            );
+            let mut variant = json!({"prices": prices});
+            if !name.is_empty() {
+                variant["name"] = json!(name);
+            }
+            variants.push(variant);
+        }
+        cards.push(json!({
+            "id": format!("t-{i}"), "expansion_id": "t", "number": format!("{i}"),
+            "name": format!("Card {:02}", next(40)), "variants": variants,
+        }));
+    }
+    std::fs::create_dir_all(data.join("pokemon/cards")).unwrap();
+    std::fs::create_dir_all(data.join("pokemon/expansions")).unwrap();
+    std::fs::write(
+        data.join("pokemon/expansions/t.json"),
+        r#"[{"id":"t","name":"Test","release_date":"2024/01/01"}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("pokemon/cards/t.json"),
+        serde_json::to_vec(&cards).unwrap(),
+    )
+    .unwrap();
+    let client = reqwest::Client::new();
+    let server = Server::start_on(&data, &["--open"]);
+    let ask = |params: Vec<(&'static str, String)>| {
+        let url = reqwest::Url::parse_with_params(&server.url("/v2/cards"), params).unwrap();
+        let client = client.clone();
+        async move { get(&client, url.as_str()).await }
+    };
+    let (s, body) = ask(vec![("pageSize", "250".into())]).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let served: Vec<Value> = body["data"].as_array().unwrap().clone();
+    assert_eq!(served.len(), 60);
+    assert!(served.iter().any(|c| c["cardmarket"].is_object()));
+    let figure = |card: &Value, path: &str| -> Option<f64> {
+        path.split('.')
+            .try_fold(card, |v, k| v.get(k))
+            .and_then(Value::as_f64)
+    };
+    let ids = |cards: &[Value]| -> Vec<String> {
+        cards
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let everything = |params: Vec<(&'static str, String)>| {
+        let ask = &ask;
+        async move {
+            let mut all = Vec::new();
+            for page in 1.. {
+                let mut with_page = params.clone();
+                with_page.push(("page", page.to_string()));
+                with_page.push(("pageSize", "7".into()));
+                let (s, body) = ask(with_page).await;
+                assert_eq!(s, StatusCode::OK, "{params:?}: {body}");
+                let data = body["data"].as_array().unwrap();
+                if data.is_empty() {
+                    break;
+                }
+                all.extend(ids(data));
+            }
+            all
+        }
+    };
+    type Test = fn(Option<f64>) -> bool;
+    let tests: [(&str, Test); 5] = [
+        (":>5", |v| v.is_some_and(|v| v > 5.0)),
+        (":[2 TO 8]", |v| v.is_some_and(|v| (2.0..=8.0).contains(&v))),
+        ("<=3", |v| v.is_some_and(|v| v <= 3.0)),
+        (":*", |v| v.is_some()),
+        (":(>1 AND <4)", |v| v.is_some_and(|v| v > 1.0 && v < 4.0)),
+    ];
+    let paths = [
+        "tcgplayer.prices.normal.market",
+        "tcgplayer.prices.holofoil.market",
+        "tcgplayer.prices.reverseHolofoil.low",
+        "cardmarket.prices.trendPrice",
+        "cardmarket.prices.averageSellPrice",
+        "cardmarket.prices.lowPrice",
+    ];
+    for path in paths {
+        for (test, passes) in &tests {
+            let q = format!("{path}{test}");
+            let expected: Vec<String> = served
+                .iter()
+                .filter(|c| passes(figure(c, path)))
+                .map(|c| c["id"].as_str().unwrap().to_string())
+                .collect();
+            assert!(
+                !expected.is_empty() || *test == ":>5",
+                "{q}: a test that tests nothing"
+            );
+            assert_eq!(everything(vec![("q", q.clone())]).await, expected, "{q}");
+            // Negated: every other card.
+            let others: Vec<String> = served
+                .iter()
+                .filter(|c| !passes(figure(c, path)))
+                .map(|c| c["id"].as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(
+                everything(vec![("q", format!("-{q}"))]).await,
+                others,
+                "-{q}"
+            );
+        }
+        for descending in [false, true] {
+            let key = format!("{}{path}", if descending { "-" } else { "" });
+            let mut expected: Vec<(Option<f64>, String)> = served
+                .iter()
+                .map(|c| (figure(c, path), c["id"].as_str().unwrap().to_string()))
+                .collect();
+            expected.sort_by(|(a, _), (b, _)| match (a, b) {
+                (Some(a), Some(b)) if descending => b.total_cmp(a),
+                (Some(a), Some(b)) => a.total_cmp(b),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            });
+            let expected: Vec<String> = expected.into_iter().map(|(_, id)| id).collect();
+            assert_eq!(
+                everything(vec![("orderBy", key.clone())]).await,
+                expected,
+                "{key}"
+            );
+        }
+    }
+    // With a query (whose own price terms do not narrow the sort's prices) and keys after
+    // the price: by the price, then by name; the cards without it by name.
+    let q = "tcgplayer.prices.normal.market:* -name:\"Card 01\"";
+    let mut expected: Vec<(Option<f64>, String, String)> = served
+        .iter()
+        .filter(|c| figure(c, "tcgplayer.prices.normal.market").is_some() && c["name"] != "Card 01")
+        .map(|c| {
+            (
+                figure(c, "tcgplayer.prices.holofoil.market"),
+                c["name"].as_str().unwrap().to_string(),
+                c["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    expected.sort_by(|(a, an, _), (b, bn, _)| {
+        match (a, b) {
+            (Some(a), Some(b)) => b.total_cmp(a),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+        .then_with(|| an.cmp(bn))
+    });
+    let expected: Vec<String> = expected.into_iter().map(|(_, _, id)| id).collect();
+    assert_eq!(
+        everything(vec![
+            ("q", q.into()),
+            ("orderBy", "-tcgplayer.prices.holofoil.market,name".into())
+        ])
+        .await,
+        expected
+    );
+    // What cardex does not render, and a price key after another key, are 400s that say so.
+    for (param, value, says) in [
+        (
+            "q",
+            "tcgplayer.prices.holofoil.directLow:>1",
+            "have `low`, `mid`, `high`, `market`",
+        ),
+        (
+            "q",
+            "cardmarket.prices.avg30:>1",
+            "are `averageSellPrice`, `trendPrice`, `lowPrice`",
+        ),
+        (
+            "orderBy",
+            "name,-tcgplayer.prices.holofoil.market",
+            "sorts only as the first key",
+        ),
+        (
+            "q",
+            "tcgplayer.updatedAt:x",
+            "the figures are searched and sorted by",
+        ),
+        (
+            "q",
+            "tcgplayer.prices.holofoil:(market>1)",
+            "the figures are searched and sorted by",
+        ),
+    ] {
+        let (s, body) = ask(vec![(param, value.into())]).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{value}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{value}: {message}");
+    }
+    // Forty price terms fit in q as written (1,500 bytes), not as the engine reads them.
+    let many: Vec<String> = (0..40)
+        .map(|i| format!("tcgplayer.prices.holofoil.market:{i}"))
+        .collect();
+    let (s, body) = ask(vec![("q", many.join(" OR "))]).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("as the engine reads it, past the 4096"), "{message}");
+    let (s, body) = ask(vec![("q", many[..20].join(" OR "))]).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    server.stop();
 }

@@ -257,13 +257,19 @@ fn v2_operation(operation: &mut Value, path: &str, catalog: &Catalog, view: &V2V
                     .find(|f| *f == "number" || *f == "releaseDate")
                     .or(fields.first())
                     .map(|f| format!("-{f},id"));
-                list_parameter(
+                let mut parameter = list_parameter(
                     "orderBy",
                     "#/components/parameters/v2_orderBy",
                     true,
                     &fields.iter().map(String::as_str).collect::<Vec<_>>(),
                     example,
-                )
+                );
+                // A price figure sorts as the first key only.
+                if cards && !view.price_keys().is_empty() {
+                    parameter["schema"]["pattern"] =
+                        json!(comma_list_after(view.price_keys(), &fields));
+                }
+                parameter
             }
             "v2_select" => {
                 let fields = super::v2::selectable(view, cards);
@@ -355,6 +361,26 @@ fn list_parameter(
 fn description(component: &str) -> Value {
     let name = component.rsplit('/').next().unwrap_or_default();
     template()["components"]["parameters"][name]["description"].clone()
+}
+
+/// The pattern of a comma list of `names`, each maybe after `-`, that may start with one
+/// of `first` instead, or of the empty string.
+fn comma_list_after(first: &[impl AsRef<str>], names: &[impl AsRef<str>]) -> String {
+    let alternatives = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| escaped(n))
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    let first: Vec<&str> = first.iter().map(AsRef::as_ref).collect();
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    let one = format!("-?(?:{})", alternatives(&names));
+    let head = format!("-?(?:{})", alternatives(&[&first[..], &names[..]].concat()));
+    if names.is_empty() {
+        return format!("^(?:{head})?$");
+    }
+    format!("^(?:{head}(?:,{one})*)?$")
 }
 
 /// The pattern of a comma list of `names` (each maybe after `-`), or of the empty string.

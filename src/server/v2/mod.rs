@@ -206,7 +206,18 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
     } else {
         query::Of::Sets
     };
-    let q = query::q(&params.q, of);
+    let prices = cards && view.renders_prices;
+    let q = match query::q(&params.q, of, prices) {
+        Ok(q) => q,
+        Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
+    };
+    let price_sort = match params.order_by.as_deref() {
+        Some(order_by) => match query::price_sort(order_by, prices) {
+            Ok(sort) => sort,
+            Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
+        },
+        None => None,
+    };
     let order_by = params.order_by.as_deref().map(|o| query::order_by(o, of));
     let req = SearchRequest {
         q: &q,
@@ -217,10 +228,29 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
         select: None,
         include: None,
     };
-    let hits = if cards {
-        catalog.hits(&req)
-    } else {
-        catalog.expansion_hits(&req)
+    let parts = price_sort.as_ref().map(|sort| sort.queries(&q));
+    // A price term is a nested query on the prices (about 130 bytes), and a price sort
+    // adds one to `q`: what the engine reads may be past its limit where `q` is not.
+    let read = parts
+        .as_ref()
+        .map_or(q.len(), |(with_price, _)| with_price.len() + 4);
+    if read > crate::query::MAX_QUERY_BYTES && params.q.len() <= crate::query::MAX_QUERY_BYTES {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "q is {read} bytes as the engine reads it, past the {} it takes: each price \
+                 figure in q or orderBy reads as a nested query on the variants' prices \
+                 (about 130 bytes); shorten q",
+                crate::query::MAX_QUERY_BYTES
+            ),
+        );
+    }
+    let hits = match (&price_sort, &parts) {
+        (Some(sort), Some((with_price, without))) => {
+            price_sorted(catalog, &req, sort, (with_price, without))
+        }
+        _ if cards => catalog.hits(&req),
+        _ => catalog.expansion_hits(&req),
     };
     let hits = match hits {
         Ok(hits) => hits,
@@ -231,15 +261,18 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
             let mut message = query::v2_spelling(&e.message(), of);
             let names_a_rendering = ["tcgplayer", "cardmarket"].iter().any(|field| {
                 message.starts_with(&format!("unknown field `{field}"))
+                    || message.starts_with(&format!("unknown array of objects `{field}"))
                     || message.contains(&format!("no record has a value at `{field}"))
             });
             if cards && names_a_rendering {
-                message.push_str(
+                message.push_str(if view.renders_prices {
+                    "; of `tcgplayer` and `cardmarket`, v2's renderings of a card's \
+                     prices, the figures are searched and sorted by \
+                     (`tcgplayer.prices.holofoil.market`, `cardmarket.prices.trendPrice`)"
+                } else {
                     "; `tcgplayer` and `cardmarket` are v2's renderings of a card's prices, \
-                     not fields to search or sort by: where the catalog has prices, search \
-                     its variants' (`variants.prices:(currency:USD AND market>=100)`, and \
-                     `orderBy=-variants.prices.market` with that query)",
-                );
+                     and this catalog has none"
+                });
             }
             return refuse(status, message);
         }
@@ -270,6 +303,51 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
         hits.total_count
     ));
     json_response(StatusCode::OK, body.into_bytes())
+}
+
+/// The page `req` asks for, sorted first by a price figure (`sort`): the matches with
+/// that price (`with_price`, the query of [`query::PriceSort::queries`]), ordered by it
+/// and then by the keys after it, followed by those without it (`without`), ordered by
+/// those keys; as v2 orders a card without the field, after the others.
+fn price_sorted(
+    catalog: &Catalog,
+    req: &SearchRequest<'_>,
+    sort: &query::PriceSort,
+    (with_price, without): (&str, &str),
+) -> crate::Result<crate::Hits> {
+    let start = u64::from(req.page - 1) * u64::from(req.page_size);
+    let end = start + u64::from(req.page_size);
+    // The first `end` of each part, in order: the page is a slice of them.
+    let first = |q: &str, order_by: Option<&str>, wanted: u64| {
+        catalog.hits(&SearchRequest {
+            q,
+            page: 1,
+            page_size: u32::try_from(wanted.max(1)).unwrap_or(u32::MAX),
+            order_by,
+            ..*req
+        })
+    };
+    let priced = first(with_price, Some(&sort.order_by()), end)?;
+    let wanted = end.saturating_sub(priced.total_count);
+    let unpriced = first(without, sort.then.as_deref(), wanted)?;
+    let skip = usize::try_from(start).unwrap_or(usize::MAX);
+    let mut record_ids: Vec<u32> = priced
+        .record_ids
+        .iter()
+        .chain(
+            unpriced
+                .record_ids
+                .iter()
+                .take(usize::try_from(wanted).unwrap_or(usize::MAX)),
+        )
+        .skip(skip)
+        .copied()
+        .collect();
+    record_ids.truncate(req.page_size as usize);
+    Ok(crate::Hits {
+        total_count: priced.total_count + unpriced.total_count,
+        record_ids,
+    })
 }
 
 /// `/v2/cards/{id}` or `/v2/sets/{id}`.

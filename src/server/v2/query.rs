@@ -1,12 +1,14 @@
 //! v2's field spellings on the engine's: `set.*` is the card's `expansion` (`set.id` its
 //! `expansion_id`, `set.ptcgoCode` its `expansion.code`), every other field as written
 //! (the engine reads camelCase as snake_case). Applied to `q`, term by term, and to
-//! `orderBy`, key by key.
+//! `orderBy`, key by key. On a catalog that renders v2's `tcgplayer` and `cardmarket` from
+//! its variants' prices (see [`super::view`]), a term on one of their figures is a nested
+//! query on the price records they are made from ([`PriceField`]).
 
 use std::borrow::Cow;
 
 use crate::naming::snake_case;
-use crate::query::{parse, Expr};
+use crate::query::{parse, Expr, Test};
 
 /// Which records a query is about: cards, or sets (whose fields are their own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,18 +28,99 @@ pub(crate) fn field(field: &str, of: Of) -> Cow<'_, str> {
     }
 }
 
-/// `q` with every v2 field path replaced by the engine's. A `q` that does not parse is
-/// returned as it is, for the engine to say where and why.
-pub(crate) fn q(q: &str, of: Of) -> Cow<'_, str> {
+/// A figure of v2's `tcgplayer.prices.<variant>` or `cardmarket.prices`, as a catalog in
+/// cardex's layout renders them: of the raw Near Mint prices (or raw without a condition)
+/// in USD of the card's variants of that name (`normal` also those without a name), or in
+/// EUR of any of its variants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PriceField {
+    /// The variant's name, for `tcgplayer`; none (any variant) for `cardmarket`.
+    variant: Option<String>,
+    currency: &'static str,
+    /// The price record's field it renders (`market` for `averageSellPrice`).
+    pub(crate) figure: &'static str,
+}
+
+/// The figures of `tcgplayer.prices.<variant>`, each the price record's field of its name.
+pub(crate) const TCGPLAYER_FIGURES: [&str; 4] = ["low", "mid", "high", "market"];
+
+/// The figures of `cardmarket.prices` cardex renders, and the price record's field each is.
+pub(crate) const CARDMARKET_FIGURES: [(&str, &str); 3] = [
+    ("averageSellPrice", "market"),
+    ("trendPrice", "market"),
+    ("lowPrice", "low"),
+];
+
+impl PriceField {
+    /// The price figure the v2 path `path` names: `None` when it names none (it may
+    /// still be under `tcgplayer` or `cardmarket`), and why not when it names one that
+    /// cardex does not render.
+    pub(crate) fn of(path: &str) -> Option<Result<PriceField, String>> {
+        if let Some(rest) = path.strip_prefix("tcgplayer.prices.") {
+            let (variant, figure) = rest.rsplit_once('.')?;
+            let Some(&figure) = TCGPLAYER_FIGURES.iter().find(|&&f| f == figure) else {
+                return Some(Err(format!(
+                    "`{path}`: the prices cardex renders as `tcgplayer.prices.{variant}` have {}",
+                    TCGPLAYER_FIGURES.map(|f| format!("`{f}`")).join(", ")
+                )));
+            };
+            if variant.is_empty() || variant.contains('.') {
+                return None;
+            }
+            return Some(Ok(PriceField {
+                variant: Some(variant.to_string()),
+                currency: "USD",
+                figure,
+            }));
+        }
+        let name = path.strip_prefix("cardmarket.prices.")?;
+        let Some(&(_, figure)) = CARDMARKET_FIGURES.iter().find(|(n, _)| *n == name) else {
+            return Some(Err(format!(
+                "`{path}`: the prices cardex renders as `cardmarket.prices` are {}",
+                CARDMARKET_FIGURES.map(|(n, _)| format!("`{n}`")).join(", ")
+            )));
+        };
+        Some(Ok(PriceField {
+            variant: None,
+            currency: "EUR",
+            figure,
+        }))
+    }
+
+    /// The nested query on a card's variants matching the price records this figure is
+    /// made from that also pass `test`, a test on the figure's field written as in `q`
+    /// (`market>100`, `!low:[1 TO 5]`, `market:*`).
+    pub(crate) fn query(&self, test: &str) -> String {
+        let prices = format!(
+            "type:raw AND currency:{} AND (condition:NM OR -condition:*) AND {test}",
+            self.currency
+        );
+        match &self.variant {
+            // A variant without a name is v2's `normal`, as the rendering names it.
+            Some(normal) if normal == "normal" => {
+                format!("variants:((!name:normal OR -name:*) AND prices:({prices}))")
+            }
+            Some(variant) => format!("variants:(!name:\"{variant}\" AND prices:({prices}))"),
+            None => format!("variants.prices:({prices})"),
+        }
+    }
+}
+
+/// `q` with every v2 field path replaced by the engine's, and with `prices` (the catalog
+/// renders `tcgplayer` and `cardmarket`) every term on a price figure replaced by its
+/// nested query; why not, for a price figure cardex does not render. A `q` that does not
+/// parse is returned as it is, for the engine to say where and why.
+pub(crate) fn q(q: &str, of: Of, prices: bool) -> Result<Cow<'_, str>, String> {
     let Ok(query) = parse(q) else {
-        return Cow::Borrowed(q);
+        return Ok(Cow::Borrowed(q));
     };
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     if let Some(expr) = &query.expr {
-        collect(expr, of, &mut edits);
+        let prices = (prices && of == Of::Cards).then_some(q);
+        collect(expr, of, prices, &mut edits)?;
     }
     if edits.is_empty() {
-        return Cow::Borrowed(q);
+        return Ok(Cow::Borrowed(q));
     }
     edits.sort_by_key(|(at, _)| at.start);
     let mut out = String::with_capacity(q.len() + 16 * edits.len());
@@ -48,25 +131,46 @@ pub(crate) fn q(q: &str, of: Of) -> Cow<'_, str> {
         copied = at.end;
     }
     out.push_str(&q[copied..]);
-    Cow::Owned(out)
+    Ok(Cow::Owned(out))
 }
 
 /// The field renames of the terms under `expr`: where each field is written and its
-/// engine name.
-fn collect(expr: &Expr<'_>, of: Of, edits: &mut Vec<(std::ops::Range<usize>, String)>) {
+/// engine name; with `prices` (the whole `q`), a term on a price figure whole, and its
+/// nested query.
+fn collect(
+    expr: &Expr<'_>,
+    of: Of,
+    prices: Option<&str>,
+    edits: &mut Vec<(std::ops::Range<usize>, String)>,
+) -> Result<(), String> {
     match expr {
-        Expr::And(items) | Expr::Or(items) => items.iter().for_each(|e| collect(e, of, edits)),
-        Expr::Not(inner) => collect(inner, of, edits),
+        Expr::And(items) | Expr::Or(items) => {
+            items.iter().try_for_each(|e| collect(e, of, prices, edits))
+        }
+        Expr::Not(inner) => collect(inner, of, prices, edits),
         Expr::Term(term) => {
             // Grouped values (`types:(fire OR water)`) hold no fields: the term's is all. A
             // nested query's fields are relative to an element (`attacks:(name:x)`), not
             // v2's card fields; the engine reads their camelCase itself.
-            if let Some(written) = &term.field {
-                let name = field(&written.value, of);
-                if name != written.value.as_ref() {
-                    edits.push((written.span.start..written.span.end, name.into_owned()));
+            let Some(written) = &term.field else {
+                return Ok(());
+            };
+            if let (Some(q), false) = (prices, matches!(term.test, Test::Nested(_))) {
+                if let Some(price) = PriceField::of(&written.value) {
+                    // `!` or `^` before the field, then the figure's test as written.
+                    let mode = &q[term.span.start..written.span.start];
+                    let test = &q[written.span.end..term.span.end];
+                    let price = price?;
+                    let nested = price.query(&format!("{mode}{}{test}", price.figure));
+                    edits.push((term.span.start..term.span.end, nested));
+                    return Ok(());
                 }
             }
+            let name = field(&written.value, of);
+            if name != written.value.as_ref() {
+                edits.push((written.span.start..written.span.end, name.into_owned()));
+            }
+            Ok(())
         }
     }
 }
@@ -132,6 +236,76 @@ pub(crate) fn v2_field(path: &str, of: Of) -> String {
     }
 }
 
+/// An `orderBy` whose first key is a price figure (see [`PriceField`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PriceSort {
+    pub(crate) price: PriceField,
+    pub(crate) descending: bool,
+    /// The keys after it, in the engine's spelling.
+    pub(crate) then: Option<String>,
+}
+
+impl PriceSort {
+    /// The queries of the cards with the price and of those without it, among those `q`
+    /// (the engine's) matches. `q`'s own nested conditions are placed under an `OR` with a
+    /// term that matches no card (`-id:*`), so that they bind none of the sort's prices.
+    pub(crate) fn queries(&self, q: &str) -> (String, String) {
+        let within = if q.trim().is_empty() {
+            String::new()
+        } else {
+            format!("(({q}) OR -id:*) AND ")
+        };
+        let priced = self.price.query(&format!("{}:*", self.price.figure));
+        (format!("{within}{priced}"), format!("{within}NOT {priced}"))
+    }
+
+    /// The engine's `order_by` of the cards with the price.
+    pub(crate) fn order_by(&self) -> String {
+        format!(
+            "{}variants.prices.{}{}",
+            if self.descending { "-" } else { "" },
+            self.price.figure,
+            self.then
+                .as_deref()
+                .map(|then| format!(",{then}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// With `prices` (the catalog renders them), the price figure `order_by` (v2's) sorts by
+/// first, and the keys after it; why not, for a price key that is not first or a figure
+/// cardex does not render.
+pub(crate) fn price_sort(order_by: &str, prices: bool) -> Result<Option<PriceSort>, String> {
+    if !prices {
+        return Ok(None);
+    }
+    let mut keys = order_by.split(',').map(str::trim);
+    let first = keys.next().unwrap_or_default();
+    let (descending, name) = match first.strip_prefix('-') {
+        Some(name) => (true, name.trim()),
+        None => (false, first),
+    };
+    let then: Vec<&str> = keys.collect();
+    if let Some(later) = then
+        .iter()
+        .find(|key| PriceField::of(key.trim_start_matches('-').trim()).is_some())
+    {
+        return Err(format!(
+            "invalid orderBy value `{order_by}`: a price (`{later}`) sorts only as the first key"
+        ));
+    }
+    let Some(price) = PriceField::of(name).transpose()? else {
+        return Ok(None);
+    };
+    let then = (!then.is_empty()).then(|| self::order_by(&then.join(","), Of::Cards));
+    Ok(Some(PriceSort {
+        price,
+        descending,
+        then,
+    }))
+}
+
 /// `orderBy` with v2 field paths replaced by the engine's (`-set.releaseDate,number` →
 /// `-expansion.release_date,number`).
 pub(crate) fn order_by(order_by: &str, of: Of) -> String {
@@ -154,7 +328,7 @@ mod tests {
 
     #[test]
     fn set_fields_name_the_expansion() {
-        let cards = |text| q(text, Of::Cards);
+        let cards = |text| q(text, Of::Cards, true).unwrap();
         assert_eq!(
             cards(
                 r#"set.id:base1 AND (set.series:"Scarlet & Violet" OR -set.ptcgoCode:BS) name:pika*"#
@@ -201,9 +375,57 @@ mod tests {
         );
         // A set's fields are its own.
         assert_eq!(
-            q("ptcgoCode:BS series:base", Of::Sets),
+            q("ptcgoCode:BS series:base", Of::Sets, true).unwrap(),
             "code:BS series:base"
         );
         assert_eq!(order_by("-releaseDate", Of::Sets), "-releaseDate");
+    }
+
+    #[test]
+    fn price_figures_read_the_records_they_are_made_of() {
+        let nm = "type:raw AND currency:USD AND (condition:NM OR -condition:*)";
+        assert_eq!(
+            q(
+                "-tcgplayer.prices.holofoil.market:[1 TO *] OR !tcgplayer.prices.normal.low:2",
+                Of::Cards,
+                true
+            )
+            .unwrap(),
+            format!(
+                "-variants:(!name:\"holofoil\" AND prices:({nm} AND market:[1 TO *])) OR \
+                 variants:((!name:normal OR -name:*) AND prices:({nm} AND !low:2))"
+            )
+        );
+        assert_eq!(
+            q("cardmarket.prices.lowPrice:(>1 AND <2)", Of::Cards, true).unwrap(),
+            "variants.prices:(type:raw AND currency:EUR AND (condition:NM OR -condition:*) AND low:(>1 AND <2))"
+        );
+        // Not on a catalog that does not render them, nor on sets.
+        assert_eq!(
+            q("tcgplayer.prices.holofoil.market>1", Of::Cards, false).unwrap(),
+            "tcgplayer.prices.holofoil.market>1"
+        );
+        assert_eq!(
+            q("tcgplayer.prices.holofoil.market>1", Of::Sets, true).unwrap(),
+            "tcgplayer.prices.holofoil.market>1"
+        );
+        // A figure cardex does not render is named, with those it does.
+        let why = q("cardmarket.prices.avg7:1", Of::Cards, true).unwrap_err();
+        assert!(
+            why.contains("`averageSellPrice`, `trendPrice`, `lowPrice`"),
+            "{why}"
+        );
+        // A sort: the price first, then the keys after it in the engine's spelling.
+        let sort = price_sort("-cardmarket.prices.trendPrice, set.releaseDate", true)
+            .unwrap()
+            .unwrap();
+        assert_eq!((sort.price.figure, sort.descending), ("market", true));
+        assert_eq!(sort.then.as_deref(), Some("expansion.release_date"));
+        assert_eq!(price_sort("number", true), Ok(None));
+        assert_eq!(
+            price_sort("-tcgplayer.prices.holofoil.market", false),
+            Ok(None)
+        );
+        assert!(price_sort("number,tcgplayer.prices.holofoil.market", true).is_err());
     }
 }

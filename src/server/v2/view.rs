@@ -69,6 +69,11 @@ pub(crate) struct V2View {
     /// The top-level fields of the cards, and of the sets (for `select`).
     card_fields: Vec<String>,
     set_fields: Vec<String>,
+    /// Whether the cards' `tcgplayer` and `cardmarket` are made from their variants'
+    /// prices: the catalog has prices, and its cards carry neither of their own.
+    pub renders_prices: bool,
+    /// See [`V2View::price_keys`].
+    price_keys: Vec<String>,
 }
 
 impl V2View {
@@ -107,6 +112,7 @@ impl V2View {
         let mut cards: Vec<Option<String>> = vec![None; catalog.cards().len()];
         let mut values: [BTreeSet<String>; 4] = Default::default();
         let mut card_fields = BTreeSet::new();
+        let (mut price_variants, mut any_cardmarket) = (BTreeSet::new(), false);
         for id in everything(catalog.hits(&scope)) {
             let json = catalog.cards().with_doc(id, |doc| {
                 v2_card(&mut transcoder, doc, &rendered, |expansion| {
@@ -120,6 +126,17 @@ impl V2View {
             };
             if let Ok(Value::Object(card)) = serde_json::from_str::<Value>(&json) {
                 card_fields.extend(card.keys().cloned());
+                for (object, prices) in ["tcgplayer", "cardmarket"]
+                    .map(|o| (o, card.get(o).and_then(|p| p.get("prices"))))
+                {
+                    match prices.and_then(Value::as_object) {
+                        Some(prices) if object == "tcgplayer" => {
+                            price_variants.extend(prices.keys().cloned());
+                        }
+                        Some(_) => any_cardmarket = true,
+                        None => {}
+                    }
+                }
                 for (list, (_, field)) in values.iter_mut().zip(LISTS) {
                     match card.get(field) {
                         Some(Value::String(s)) => {
@@ -138,6 +155,25 @@ impl V2View {
             let data: Vec<String> = list.into_iter().collect();
             json!({ "data": data }).to_string().into_boxed_str()
         });
+        let index = catalog.cards().index();
+        let own = index.fields().any(|(_, field)| {
+            let top = field.path().split('.').next().unwrap_or_default();
+            top == "tcgplayer" || top == "cardmarket"
+        });
+        let renders_prices = !own && index.lookup("variants.prices.currency").is_some();
+        let mut price_keys = Vec::new();
+        if renders_prices {
+            for variant in &price_variants {
+                for figure in super::query::TCGPLAYER_FIGURES {
+                    price_keys.push(format!("tcgplayer.prices.{variant}.{figure}"));
+                }
+            }
+            if any_cardmarket {
+                for (figure, _) in super::query::CARDMARKET_FIGURES {
+                    price_keys.push(format!("cardmarket.prices.{figure}"));
+                }
+            }
+        }
         V2View {
             engine: Arc::downgrade(engine),
             lang,
@@ -149,7 +185,15 @@ impl V2View {
             lists,
             card_fields: card_fields.into_iter().collect(),
             set_fields: set_fields.into_iter().collect(),
+            renders_prices,
+            price_keys,
         }
+    }
+
+    /// The price figures `orderBy` takes as its first key: those of the cards'
+    /// `tcgplayer` and `cardmarket`, where they are made from the variants' prices.
+    pub(crate) fn price_keys(&self) -> &[String] {
+        &self.price_keys
     }
 
     /// The top-level fields the cards have.
