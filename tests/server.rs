@@ -784,6 +784,61 @@ fn raw_exchange(stream: &mut std::net::TcpStream, text: &str) -> Option<String> 
     }
 }
 
+/// Reads one answer with a `content-length` from `stream`: its head and its body.
+fn read_answer(stream: &mut std::net::TcpStream) -> (String, Vec<u8>) {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("an answer head");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length: "))
+        .unwrap_or_else(|| panic!("no content-length: {head}"))
+        .parse()
+        .unwrap();
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+/// An HTTP/1.0 client that keeps its connection alive (`ab -k`) and accepts gzip gets
+/// answers with their length, uncompressed, and the connection stays open for the next
+/// request; one that does not keep it gets gzip, ended by the close.
+#[test]
+fn http_1_0_keep_alive_answers_carry_their_length() {
+    use std::io::Write;
+    let server = Server::start(&["--open"]);
+    let addr = host_port(&server);
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    let request = "GET /pokemon/v1/cards?page_size=3 HTTP/1.0\r\nHost: x\r\n\
+                   Connection: keep-alive\r\nAccept-Encoding: gzip\r\n\r\n";
+    for _ in 0..2 {
+        stream.write_all(request.as_bytes()).unwrap();
+        let (head, body) = read_answer(&mut stream);
+        assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+        assert!(head.contains("connection: keep-alive"), "{head}");
+        assert!(!head.contains("content-encoding"), "{head}");
+        let page: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(page["count"], 3, "{page}");
+    }
+    let mut closing = std::net::TcpStream::connect(&addr).unwrap();
+    let answer = raw_exchange(
+        &mut closing,
+        "GET /pokemon/v1/cards?page_size=3 HTTP/1.0\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n",
+    )
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
+    assert!(answer.contains("content-encoding: gzip"), "{answer}");
+    server.stop();
+}
+
 fn host_port(server: &Server) -> String {
     server.base.trim_start_matches("http://").to_string()
 }

@@ -1056,7 +1056,10 @@ async fn price_figures_search_and_sort_as_rendered() {
     let (s, body) = ask(vec![("q", many.join(" OR "))]).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
     let message = body["error"]["message"].as_str().unwrap();
-    assert!(message.contains("as the engine reads it, past the 4096"), "{message}");
+    assert!(
+        message.contains("as the engine reads it, past the 4096"),
+        "{message}"
+    );
     let (s, body) = ask(vec![("q", many[..20].join(" OR "))]).await;
     assert_eq!(s, StatusCode::OK, "{body}");
     server.stop();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{Path, RawQuery, Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode, Version};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, MethodRouter};
@@ -203,9 +203,16 @@ fn internal_error(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 
 /// Size limits, the timeout, the log line and CORS around every request. A browser's
 /// preflight is answered first, unlogged: it asks nothing of the service.
-async fn guard(request: Request, next: Next, timeout: Duration, cors: Arc<Cors>) -> Response {
+async fn guard(mut request: Request, next: Next, timeout: Duration, cors: Arc<Cors>) -> Response {
     if let Some(preflight) = cors.preflight(&request) {
         return preflight;
+    }
+    // An HTTP/1.0 client that keeps its connection finds where each answer ends by its
+    // length, and HTTP/1.0 has no chunks: a compressed answer (whose length is known only
+    // once it is sent) would end by closing the connection its head says is kept. Such a
+    // client gets its answers uncompressed, each with its length.
+    if request.version() == Version::HTTP_10 && keeps_alive(request.headers()) {
+        request.headers_mut().remove(header::ACCEPT_ENCODING);
     }
     let origin = cors.origin_of(request.headers());
     let started = Instant::now();
@@ -277,6 +284,17 @@ async fn guard(request: Request, next: Next, timeout: Duration, cors: Arc<Cors>)
     };
     cors.answer(origin.as_ref(), &mut response);
     response
+}
+
+/// Whether `Connection` names `keep-alive` (an HTTP/1.0 client's request to keep it).
+fn keeps_alive(headers: &axum::http::HeaderMap) -> bool {
+    headers.get_all(header::CONNECTION).iter().any(|value| {
+        value.to_str().is_ok_and(|value| {
+            value
+                .split(',')
+                .any(|token| token.trim().eq_ignore_ascii_case("keep-alive"))
+        })
+    })
 }
 
 /// An error answer on `/v2` in v2's shape, `{"error": {"message", "code"}}`, with its
