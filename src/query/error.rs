@@ -174,7 +174,18 @@ impl fmt::Display for ParseErrorKind {
                 write!(f, "expected a value after `{field}:`, found {found}")
             }
             ExpectedNumber { after, found } => {
-                write!(f, "expected a number after `{after}`, found {found}")
+                write!(f, "expected a number after `{after}`, found {found}")?;
+                // After a comparison operator: maybe a word that holds one (`pika>chu`).
+                match found {
+                    Found::Text(word) if after.ends_with(['<', '>', '=']) => {
+                        let quoted = match after.split_once(':') {
+                            Some((field, op)) => format!("{field}:\"{op}{word}\""),
+                            None => format!("\"{after}{word}\""),
+                        };
+                        write!(f, " (to search for it as text, quote it: `{quoted}`)")
+                    }
+                    _ => Ok(()),
+                }
             }
             ExpectedGroupValue { after, found } => {
                 write!(f, "expected a value after `{after}` in a grouped value, found {found}")

@@ -351,9 +351,18 @@ expected a term after `!`, found whitespace
     assert_eq!(
         e("hp>=high"),
         "\
-expected a number after `hp>=`, found `high`
+expected a number after `hp>=`, found `high` (to search for it as text, quote it: `\"hp>=high\"`)
 hp>=high
     ^^^^"
+    );
+    // A grouped word with a comparison operator makes the group a nested query: the
+    // message says how to search for the word.
+    assert_eq!(
+        e("name:(pika>chu OR raichu)"),
+        "\
+expected a number after `pika>`, found `chu` (to search for it as text, quote it: `\"pika>chu\"`)
+name:(pika>chu OR raichu)
+           ^^^"
     );
     assert_eq!(
         e("hp> 10"),
@@ -854,7 +863,7 @@ fn a_comparison_with_a_bad_number_makes_a_nested_query_and_says_so() {
     assert_eq!(
         e("variants.prices:(market>=abc)"),
         "\
-expected a number after `market>=`, found `abc`
+expected a number after `market>=`, found `abc` (to search for it as text, quote it: `\"market>=abc\"`)
 variants.prices:(market>=abc)
                          ^^^"
     );
@@ -883,7 +892,7 @@ fn a_comparison_may_be_written_after_the_colon() {
     assert_eq!(
         e("hp:>abc"),
         "\
-expected a number after `hp:>`, found `abc`
+expected a number after `hp:>`, found `abc` (to search for it as text, quote it: `hp:\">abc\"`)
 hp:>abc
     ^^^"
     );
