@@ -93,6 +93,10 @@ const CREDITS_USED: &str = "SELECT team, SUM(used) FROM (
 /// before it commits, while they keep adding charges to its group.
 const GATHER_YIELDS: usize = 4;
 
+/// How long a charge group waits for another connection's write lock before its
+/// requests are answered 503 (the state's other connections wait as long).
+const WRITER_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The rows the charge writer appends before its next group also folds them. A fold
 /// updates a row per team it meets: with 2,000 teams charging, folding every 512 rows
 /// would more than double an average group commit, while at this size it adds about a
@@ -786,10 +790,12 @@ impl SqliteState {
 /// meanwhile. So no answer waits for more than the commit under way and its own.
 ///
 /// The commit runs on the worker that polls the task, as the state's other SQLite calls
-/// do: it is an append to the write-ahead log, with no sync, and takes microseconds; while
-/// another connection holds the write lock (an `accounts` command, the outbox) it waits
-/// there, up to the busy timeout. Waking a task of the same runtime needs no system call,
-/// where handing each group to a thread and back costs two context switches. Appending
+/// do: it is an append to the write-ahead log, with no sync, and takes microseconds.
+/// Waking a task of the same runtime needs no system call, where handing each group to a
+/// thread and back costs two context switches. It does not wait for the write lock there:
+/// while another connection holds it (an `accounts` command, the outbox) the group waits
+/// for it on a blocking thread, up to [`WRITER_BUSY_TIMEOUT`], and the workers go on
+/// serving. Appending
 /// touches the table's last page only, however many teams a group holds; every
 /// [`FOLD_EVERY_ROWS`] rows a group's transaction also folds them into `credits_used`, so
 /// the table stays short and no other connection's write waits on the writer's or makes
@@ -850,7 +856,8 @@ impl ChargeWriter {
     /// first charge.
     pub(crate) fn start(state: &SqliteState) -> Result<ChargeWriter, StateError> {
         let db = Connection::open(&state.path).map_err(state.fail("open the database"))?;
-        db.busy_timeout(std::time::Duration::from_secs(5))
+        // A group first tries without waiting (see [`ChargeWriter`]).
+        db.busy_timeout(std::time::Duration::ZERO)
             .map_err(state.fail("set the busy timeout"))?;
         db.pragma_update(None, "synchronous", "NORMAL")
             .map_err(state.fail("set the synchronous mode"))?;
@@ -927,33 +934,50 @@ impl WriterShared {
         std::mem::take(&mut queued.charges)
     }
 
-    /// Commits `charges` and tells each its outcome.
+    /// Commits `charges`, waiting for the write lock if need be, and tells each its
+    /// outcome.
     fn commit_and_tell(&self, charges: Vec<QueuedCharge>) {
         if charges.is_empty() {
             return;
         }
-        let outcome = self.commit(&charges);
-        for charge in charges {
-            // A request that went away no longer waits for its outcome.
-            let _ = charge.done.send(outcome.clone());
-        }
+        let outcome = self
+            .commit(&charges, true)
+            .map_err(Option::unwrap_or_default);
+        tell(charges, outcome);
     }
 
-    /// Commits `group` as one transaction (see [`commit_group`]); why it failed, if it did.
-    fn commit(&self, group: &[QueuedCharge]) -> Result<(), String> {
+    /// Commits `group` as one transaction (see [`commit_group`]); why it failed, if it
+    /// did: `None` when another connection holds the write lock and not `wait`ing for it.
+    fn commit(&self, group: &[QueuedCharge], wait: bool) -> Result<(), Option<String>> {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
         let fold = db.unfolded >= FOLD_EVERY_ROWS;
+        if wait {
+            db.connection
+                .busy_timeout(WRITER_BUSY_TIMEOUT)
+                .map_err(|e| Some(e.to_string()))?;
+        }
         // A panic fails this group alone: the next one rolls back what it left open.
         let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             commit_group(&db.connection, group, fold)
         }));
+        if wait {
+            // Failing, the next group waits for the lock (and the lock is its error).
+            let _ = db.connection.busy_timeout(std::time::Duration::ZERO);
+        }
         match committed {
             Ok(Ok(appended)) => {
                 db.unfolded = if fold { 0 } else { db.unfolded + appended };
                 Ok(())
             }
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err("the charge writer panicked while committing".to_string()),
+            Ok(Err(e))
+                if !wait && e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) =>
+            {
+                Err(None)
+            }
+            Ok(Err(e)) => Err(Some(e.to_string())),
+            Err(_) => Err(Some(
+                "the charge writer panicked while committing".to_string(),
+            )),
         }
     }
 
@@ -1011,7 +1035,27 @@ async fn write_charges(end: TaskEnd) {
             seen = waiting;
         }
         let charges = shared.take(false);
-        shared.commit_and_tell(charges);
+        if charges.is_empty() {
+            continue;
+        }
+        match shared.commit(&charges, false) {
+            Err(None) => {
+                // Another connection writes: the group waits for it off the workers. Told
+                // however the wait ends (a runtime shutting down drops its charges' senders,
+                // and their requests are answered as not committed).
+                let shared = end.0.clone();
+                let _ = tokio::task::spawn_blocking(move || shared.commit_and_tell(charges)).await;
+            }
+            outcome => tell(charges, outcome.map_err(Option::unwrap_or_default)),
+        }
+    }
+}
+
+/// Tells each of `charges` the outcome of its group's commit.
+fn tell(charges: Vec<QueuedCharge>, outcome: Result<(), String>) {
+    for charge in charges {
+        // A request that went away no longer waits for its outcome.
+        let _ = charge.done.send(outcome.clone());
     }
 }
 
@@ -1320,6 +1364,43 @@ mod tests {
             .await
             .expect("the writer's task did not stop")
             .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// While another connection holds the write lock, a group waits for it off the
+    /// runtime's threads: on a runtime of one thread, other tasks still run, and the
+    /// group commits once the lock is let go. (Waiting on the thread, the group would
+    /// hold it for the busy timeout and then fail.)
+    #[test]
+    fn a_group_waits_for_the_write_lock_off_the_runtime() {
+        let dir = scratch("writer_waits");
+        let state = SqliteState::open(&dir.join("state.db")).unwrap();
+        let writer = ChargeWriter::start(&state).unwrap();
+        let other = Connection::open(dir.join("state.db")).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            writer.charge("acme".into(), 1).await.unwrap();
+            other.execute_batch("BEGIN IMMEDIATE").unwrap();
+            let charge = tokio::spawn({
+                let writer = writer.clone();
+                async move { writer.charge("acme".into(), 2).await }
+            });
+            // The writer's task tries, finds the lock held and hands the group over; this
+            // task, on the same thread, runs on.
+            for _ in 0..50 {
+                tokio::task::yield_now().await;
+            }
+            assert!(!charge.is_finished());
+            assert_eq!(state.used("acme").unwrap(), 1);
+            other.execute_batch("COMMIT").unwrap();
+            charge.await.unwrap().unwrap();
+            // The next group goes the quick way again.
+            writer.charge("acme".into(), 4).await.unwrap();
+        });
+        assert_eq!(state.used("acme").unwrap(), 7);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
