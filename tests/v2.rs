@@ -834,18 +834,37 @@ async fn price_figures_search_and_sort_as_rendered() {
                 continue;
             }
             let mut prices = Vec::new();
-            // One raw Near Mint USD price a variant at most, and EUR on one variant at
-            // most: the figures v2 shows are then the only ones there are.
+            // Each figure in one raw Near Mint USD price of a variant at most (two records
+            // may share the figures), and EUR on one variant at most: the figures v2 shows
+            // are then the only ones there are. Written as data sets write them: in any
+            // case, the condition absent or null.
             if next(4) != 0 {
                 let market = (next(2000) as f64) / 100.0;
-                let mut nm = json!({"type": "raw", "currency": "USD", "low": market / 2.0});
-                if next(5) != 0 {
-                    nm["market"] = json!(market);
+                let mut figures = vec![("low", json!(market / 2.0)), ("market", json!(market))];
+                if next(3) == 0 {
+                    figures.push(("mid", json!(market * 0.8)));
                 }
-                if next(2) == 0 {
-                    nm["condition"] = json!("NM");
+                let split = next(figures.len() as u64 + 1) as usize;
+                for part in [&figures[..split], &figures[split..]] {
+                    if part.is_empty() && next(2) == 0 {
+                        continue;
+                    }
+                    let (kind, currency) = (
+                        ["raw", "Raw"][next(2) as usize],
+                        ["USD", "usd"][next(2) as usize],
+                    );
+                    let mut nm = json!({"type": kind, "currency": currency});
+                    for (k, v) in part {
+                        nm[*k] = v.clone();
+                    }
+                    match next(4) {
+                        0 => nm["condition"] = json!("NM"),
+                        1 => nm["condition"] = json!("nm"),
+                        2 => nm["condition"] = Value::Null,
+                        _ => {}
+                    }
+                    prices.push(nm);
                 }
-                prices.push(nm);
             }
             prices.push(json!({"type": "raw", "condition": "LP", "currency": "USD", "market": (next(3000) as f64) / 100.0}));
             prices.push(json!({"type": "graded", "company": "PSA", "grade": "10", "currency": "USD", "market": (next(90000) as f64) / 100.0}));
@@ -1049,6 +1068,41 @@ async fn price_figures_search_and_sort_as_rendered() {
         let message = body["error"]["message"].as_str().unwrap();
         assert!(message.contains(says), "{value}: {message}");
     }
+    // A q that does not parse is the same error with a price sort or without.
+    for bad in ["name:x) OR (name:y", "name:\"pika", "x OR"] {
+        let (s, plain) = ask(vec![("q", bad.into())]).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}: {plain}");
+        let (s, sorted) = ask(vec![
+            ("q", bad.into()),
+            ("orderBy", "-tcgplayer.prices.holofoil.market".into()),
+        ])
+        .await;
+        assert_eq!((s, &sorted), (StatusCode::BAD_REQUEST, &plain), "{bad}");
+    }
+    // A key after the price is named as the request wrote it; a variant no card is
+    // served with is named with those they are.
+    let (s, body) = ask(vec![(
+        "orderBy",
+        "tcgplayer.prices.holofoil.market,nme".into(),
+    )])
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("invalid `orderBy` value `tcgplayer.prices.holofoil.market,nme`"),
+        "{message}"
+    );
+    let (s, body) = ask(vec![(
+        "q",
+        "tcgplayer.prices.reverse_holofoil.market:*".into(),
+    )])
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("the variants priced are `holofoil`, `normal`, `reverseHolofoil`"),
+        "{message}"
+    );
     // Forty price terms fit in q as written (1,500 bytes), not as the engine reads them.
     let many: Vec<String> = (0..40)
         .map(|i| format!("tcgplayer.prices.holofoil.market:{i}"))
@@ -1057,7 +1111,7 @@ async fn price_figures_search_and_sort_as_rendered() {
     assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
     let message = body["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("as the engine reads it, past the 4096"),
+        message.contains("as the engine reads it is past the 4096 bytes"),
         "{message}"
     );
     let (s, body) = ask(vec![("q", many[..20].join(" OR "))]).await;

@@ -516,8 +516,6 @@ impl<'c> Resolver<'c> {
         self.error(kind, span)
     }
 
-    /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
-    /// (relative to the context), and the maps that lift its matches to this context.
     /// The nested queries at the top of `expr` (see [`BoundNested`]), each followed by
     /// those at the top of its own subquery, bound `within` the enclosing one's elements.
     fn bind(
@@ -566,6 +564,8 @@ impl<'c> Resolver<'c> {
         Ok(())
     }
 
+    /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
+    /// (relative to the context), and the maps that lift its matches to this context.
     fn nested(
         &self,
         typed: &str,

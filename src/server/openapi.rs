@@ -265,9 +265,9 @@ fn v2_operation(operation: &mut Value, path: &str, catalog: &Catalog, view: &V2V
                     example,
                 );
                 // A price figure sorts as the first key only.
-                if cards && !view.price_keys().is_empty() {
-                    parameter["schema"]["pattern"] =
-                        json!(comma_list_after(view.price_keys(), &fields));
+                let price_keys = view.prices().map(|p| p.keys()).unwrap_or_default();
+                if cards && !price_keys.is_empty() {
+                    parameter["schema"]["pattern"] = json!(comma_list_after(&price_keys, &fields));
                 }
                 parameter
             }

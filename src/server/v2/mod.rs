@@ -206,12 +206,15 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
     } else {
         query::Of::Sets
     };
-    let prices = cards && view.renders_prices;
+    let prices = view.prices().filter(|_| cards);
     let q = match query::q(&params.q, of, prices) {
         Ok(q) => q,
         Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
     };
-    let price_sort = match params.order_by.as_deref() {
+    // A `q` that does not parse goes to the engine as written, unsorted, for it to say
+    // where and why.
+    let parses = crate::query::parse(&params.q).is_ok();
+    let price_sort = match params.order_by.as_deref().filter(|_| parses) {
         Some(order_by) => match query::price_sort(order_by, prices) {
             Ok(sort) => sort,
             Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
@@ -229,21 +232,27 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
         include: None,
     };
     let parts = price_sort.as_ref().map(|sort| sort.queries(&q));
-    // A price term is a nested query on the prices (about 130 bytes), and a price sort
-    // adds one to `q`: what the engine reads may be past its limit where `q` is not.
-    let read = parts
-        .as_ref()
-        .map_or(q.len(), |(with_price, _)| with_price.len() + 4);
-    if read > crate::query::MAX_QUERY_BYTES && params.q.len() <= crate::query::MAX_QUERY_BYTES {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "q is {read} bytes as the engine reads it, past the {} it takes: each price \
-                 figure in q or orderBy reads as a nested query on the variants' prices \
-                 (about 130 bytes); shorten q",
-                crate::query::MAX_QUERY_BYTES
-            ),
-        );
+    // A price term reads as a nested query on the prices, and a price sort adds one to
+    // `q`: what the engine reads may be past its limits where `q` as written is not.
+    if parses {
+        let read = match &parts {
+            Some((with_price, without)) => vec![with_price.as_str(), without.as_str()],
+            None => vec![&*q],
+        };
+        if read.iter().any(|text| crate::query::parse(text).is_err()) {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "q as the engine reads it is past the {} bytes, {} terms or {} levels of \
+                     parentheses it takes: each price figure in q or orderBy reads as a \
+                     nested query on the variants' prices (about 130 bytes and 8 terms); \
+                     shorten q",
+                    crate::query::MAX_QUERY_BYTES,
+                    crate::query::MAX_TERMS,
+                    crate::query::MAX_DEPTH
+                ),
+            );
+        }
     }
     let hits = match (&price_sort, &parts) {
         (Some(sort), Some((with_price, without))) => {
@@ -258,20 +267,40 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
             // The engine's message, in the names the request used.
             let status = StatusCode::from_u16(crate::server::errors::error_status(&e))
                 .unwrap_or(StatusCode::BAD_REQUEST);
-            let mut message = query::v2_spelling(&e.message(), of);
+            let mut message = e.message();
+            // The keys as the request wrote them, not as a price sort asked the engine.
+            if let (Some(sort), Some(written)) = (&price_sort, params.order_by.as_deref()) {
+                for asked in [Some(sort.order_by()), sort.then.clone()]
+                    .into_iter()
+                    .flatten()
+                {
+                    message =
+                        message.replace(&format!("value `{asked}`"), &format!("value `{written}`"));
+                }
+            }
+            let mut message = query::v2_spelling(&message, of);
             let names_a_rendering = ["tcgplayer", "cardmarket"].iter().any(|field| {
                 message.starts_with(&format!("unknown field `{field}"))
                     || message.starts_with(&format!("unknown array of objects `{field}"))
                     || message.contains(&format!("no record has a value at `{field}"))
             });
             if cards && names_a_rendering {
-                message.push_str(if view.renders_prices {
-                    "; of `tcgplayer` and `cardmarket`, v2's renderings of a card's \
-                     prices, the figures are searched and sorted by \
-                     (`tcgplayer.prices.holofoil.market`, `cardmarket.prices.trendPrice`)"
-                } else {
-                    "; `tcgplayer` and `cardmarket` are v2's renderings of a card's prices, \
-                     and this catalog has none"
+                message.push_str(match (view.prices(), view.own_prices) {
+                    (Some(_), _) => {
+                        "; of `tcgplayer` and `cardmarket`, v2's renderings of a card's \
+                         prices, the figures are searched and sorted by \
+                         (`tcgplayer.prices.holofoil.market`, `cardmarket.prices.trendPrice`), \
+                         as fields of the card, outside nested queries"
+                    }
+                    (None, true) => {
+                        "; this catalog's cards carry `tcgplayer` and `cardmarket` of their \
+                         own, searched as they are (where some do, prices made from \
+                         variants are not searched)"
+                    }
+                    (None, false) => {
+                        "; `tcgplayer` and `cardmarket` are v2's renderings of a card's \
+                         prices, and this catalog has none"
+                    }
                 });
             }
             return refuse(status, message);

@@ -6,6 +6,7 @@
 //! query on the price records they are made from ([`PriceField`]).
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use crate::naming::snake_case;
 use crate::query::{parse, Expr, Test};
@@ -28,10 +29,41 @@ pub(crate) fn field(field: &str, of: Of) -> Cow<'_, str> {
     }
 }
 
+/// What a catalog's v2 cards are served with, where their `tcgplayer` and `cardmarket` are
+/// made from their variants' prices: the variant names under `tcgplayer.prices`, and
+/// whether any card has `cardmarket`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Served {
+    pub(crate) variants: BTreeSet<String>,
+    pub(crate) cardmarket: bool,
+}
+
+impl Served {
+    /// The price figures `orderBy` takes first, in v2's spelling (a variant whose name a
+    /// key cannot hold is left out).
+    pub(crate) fn keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        for variant in self.variants.iter().filter(|v| key_can_hold(v)) {
+            for figure in TCGPLAYER_FIGURES {
+                keys.push(format!("tcgplayer.prices.{variant}.{figure}"));
+            }
+        }
+        if self.cardmarket {
+            keys.extend(CARDMARKET_FIGURES.map(|(name, _)| format!("cardmarket.prices.{name}")));
+        }
+        keys
+    }
+}
+
+/// Whether a key can name variant `name`: not empty, and without `.`, `,`, `"` or `\`.
+fn key_can_hold(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['.', ',', '"', '\\'])
+}
+
 /// A figure of v2's `tcgplayer.prices.<variant>` or `cardmarket.prices`, as a catalog in
-/// cardex's layout renders them: of the raw Near Mint prices (or raw without a condition)
-/// in USD of the card's variants of that name (`normal` also those without a name), or in
-/// EUR of any of its variants.
+/// cardex's layout renders them (see `market_prices` in [`super::view`]): of the raw Near
+/// Mint prices (or raw without a condition) in USD of the card's variants of that name
+/// (`normal` also those without a name), or in EUR of any of its variants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PriceField {
     /// The variant's name, for `tcgplayer`; none (any variant) for `cardmarket`.
@@ -52,21 +84,33 @@ pub(crate) const CARDMARKET_FIGURES: [(&str, &str); 3] = [
 ];
 
 impl PriceField {
-    /// The price figure the v2 path `path` names: `None` when it names none (it may
-    /// still be under `tcgplayer` or `cardmarket`), and why not when it names one that
-    /// cardex does not render.
-    pub(crate) fn of(path: &str) -> Option<Result<PriceField, String>> {
+    /// The price figure the v2 path `path` names on cards `served` so: `None` when it
+    /// names none (it may still be under `tcgplayer` or `cardmarket`), and why not when it
+    /// names one that no card is served with or that cardex does not render.
+    pub(crate) fn of(path: &str, served: &Served) -> Option<Result<PriceField, String>> {
         if let Some(rest) = path.strip_prefix("tcgplayer.prices.") {
             let (variant, figure) = rest.rsplit_once('.')?;
+            if variant.contains('.') {
+                return None;
+            }
+            if !served.variants.contains(variant) || !key_can_hold(variant) {
+                let listed: Vec<String> = served
+                    .variants
+                    .iter()
+                    .filter(|v| key_can_hold(v))
+                    .map(|v| format!("`{v}`"))
+                    .collect();
+                return Some(Err(format!(
+                    "`{path}`: no card here is served with `tcgplayer.prices.{variant}`; the variants priced are {}",
+                    if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+                )));
+            }
             let Some(&figure) = TCGPLAYER_FIGURES.iter().find(|&&f| f == figure) else {
                 return Some(Err(format!(
                     "`{path}`: the prices cardex renders as `tcgplayer.prices.{variant}` have {}",
                     TCGPLAYER_FIGURES.map(|f| format!("`{f}`")).join(", ")
                 )));
             };
-            if variant.is_empty() || variant.contains('.') {
-                return None;
-            }
             return Some(Ok(PriceField {
                 variant: Some(variant.to_string()),
                 currency: "USD",
@@ -74,6 +118,11 @@ impl PriceField {
             }));
         }
         let name = path.strip_prefix("cardmarket.prices.")?;
+        if !served.cardmarket {
+            return Some(Err(format!(
+                "`{path}`: no card here is served with `cardmarket` (no variant has a raw Near Mint price in EUR)"
+            )));
+        }
         let Some(&(_, figure)) = CARDMARKET_FIGURES.iter().find(|(n, _)| *n == name) else {
             return Some(Err(format!(
                 "`{path}`: the prices cardex renders as `cardmarket.prices` are {}",
@@ -89,18 +138,20 @@ impl PriceField {
 
     /// The nested query on a card's variants matching the price records this figure is
     /// made from that also pass `test`, a test on the figure's field written as in `q`
-    /// (`market>100`, `!low:[1 TO 5]`, `market:*`).
+    /// (`market>100`, `!low:[1 TO 5]`, `market:*`). Values compare as the rendering
+    /// compares them: `type`, `currency` and `condition` whole (`!`), in any case, and the
+    /// variant's name as written (`^`), as it is the key it is served under.
     pub(crate) fn query(&self, test: &str) -> String {
         let prices = format!(
-            "type:raw AND currency:{} AND (condition:NM OR -condition:*) AND {test}",
+            "!type:raw AND !currency:{} AND (!condition:NM OR -condition:*) AND {test}",
             self.currency
         );
         match &self.variant {
             // A variant without a name is v2's `normal`, as the rendering names it.
             Some(normal) if normal == "normal" => {
-                format!("variants:((!name:normal OR -name:*) AND prices:({prices}))")
+                format!("variants:((^name:normal OR -name:*) AND prices:({prices}))")
             }
-            Some(variant) => format!("variants:(!name:\"{variant}\" AND prices:({prices}))"),
+            Some(variant) => format!("variants:(^name:\"{variant}\" AND prices:({prices}))"),
             None => format!("variants.prices:({prices})"),
         }
     }
@@ -110,13 +161,13 @@ impl PriceField {
 /// renders `tcgplayer` and `cardmarket`) every term on a price figure replaced by its
 /// nested query; why not, for a price figure cardex does not render. A `q` that does not
 /// parse is returned as it is, for the engine to say where and why.
-pub(crate) fn q(q: &str, of: Of, prices: bool) -> Result<Cow<'_, str>, String> {
+pub(crate) fn q<'q>(q: &'q str, of: Of, prices: Option<&Served>) -> Result<Cow<'q, str>, String> {
     let Ok(query) = parse(q) else {
         return Ok(Cow::Borrowed(q));
     };
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     if let Some(expr) = &query.expr {
-        let prices = (prices && of == Of::Cards).then_some(q);
+        let prices = prices.filter(|_| of == Of::Cards).map(|served| (q, served));
         collect(expr, of, prices, &mut edits)?;
     }
     if edits.is_empty() {
@@ -140,7 +191,7 @@ pub(crate) fn q(q: &str, of: Of, prices: bool) -> Result<Cow<'_, str>, String> {
 fn collect(
     expr: &Expr<'_>,
     of: Of,
-    prices: Option<&str>,
+    prices: Option<(&str, &Served)>,
     edits: &mut Vec<(std::ops::Range<usize>, String)>,
 ) -> Result<(), String> {
     match expr {
@@ -155,8 +206,8 @@ fn collect(
             let Some(written) = &term.field else {
                 return Ok(());
             };
-            if let (Some(q), false) = (prices, matches!(term.test, Test::Nested(_))) {
-                if let Some(price) = PriceField::of(&written.value) {
+            if let (Some((q, served)), false) = (prices, matches!(term.test, Test::Nested(_))) {
+                if let Some(price) = PriceField::of(&written.value, served) {
                     // `!` or `^` before the field, then the figure's test as written.
                     let mode = &q[term.span.start..written.span.start];
                     let test = &q[written.span.end..term.span.end];
@@ -276,10 +327,13 @@ impl PriceSort {
 /// With `prices` (the catalog renders them), the price figure `order_by` (v2's) sorts by
 /// first, and the keys after it; why not, for a price key that is not first or a figure
 /// cardex does not render.
-pub(crate) fn price_sort(order_by: &str, prices: bool) -> Result<Option<PriceSort>, String> {
-    if !prices {
+pub(crate) fn price_sort(
+    order_by: &str,
+    prices: Option<&Served>,
+) -> Result<Option<PriceSort>, String> {
+    let Some(served) = prices else {
         return Ok(None);
-    }
+    };
     let mut keys = order_by.split(',').map(str::trim);
     let first = keys.next().unwrap_or_default();
     let (descending, name) = match first.strip_prefix('-') {
@@ -289,13 +343,13 @@ pub(crate) fn price_sort(order_by: &str, prices: bool) -> Result<Option<PriceSor
     let then: Vec<&str> = keys.collect();
     if let Some(later) = then
         .iter()
-        .find(|key| PriceField::of(key.trim_start_matches('-').trim()).is_some())
+        .find(|key| PriceField::of(key.trim_start_matches('-').trim(), served).is_some())
     {
         return Err(format!(
             "invalid orderBy value `{order_by}`: a price (`{later}`) sorts only as the first key"
         ));
     }
-    let Some(price) = PriceField::of(name).transpose()? else {
+    let Some(price) = PriceField::of(name, served).transpose()? else {
         return Ok(None);
     };
     let then = (!then.is_empty()).then(|| self::order_by(&then.join(","), Of::Cards));
@@ -328,7 +382,7 @@ mod tests {
 
     #[test]
     fn set_fields_name_the_expansion() {
-        let cards = |text| q(text, Of::Cards, true).unwrap();
+        let cards = |text| q(text, Of::Cards, None).unwrap();
         assert_eq!(
             cards(
                 r#"set.id:base1 AND (set.series:"Scarlet & Violet" OR -set.ptcgoCode:BS) name:pika*"#
@@ -375,7 +429,7 @@ mod tests {
         );
         // A set's fields are its own.
         assert_eq!(
-            q("ptcgoCode:BS series:base", Of::Sets, true).unwrap(),
+            q("ptcgoCode:BS series:base", Of::Sets, None).unwrap(),
             "code:BS series:base"
         );
         assert_eq!(order_by("-releaseDate", Of::Sets), "-releaseDate");
@@ -383,49 +437,90 @@ mod tests {
 
     #[test]
     fn price_figures_read_the_records_they_are_made_of() {
-        let nm = "type:raw AND currency:USD AND (condition:NM OR -condition:*)";
+        let served = Served {
+            variants: ["holofoil", "normal", "odd\"name", "alt art"]
+                .map(String::from)
+                .into(),
+            cardmarket: true,
+        };
+        let priced = Some(&served);
+        let cards = |text| q(text, Of::Cards, priced);
+        let nm = "!type:raw AND !currency:USD AND (!condition:NM OR -condition:*)";
         assert_eq!(
-            q(
-                "-tcgplayer.prices.holofoil.market:[1 TO *] OR !tcgplayer.prices.normal.low:2",
-                Of::Cards,
-                true
-            )
-            .unwrap(),
+            cards("-tcgplayer.prices.holofoil.market:[1 TO *] OR !tcgplayer.prices.normal.low:2")
+                .unwrap(),
             format!(
-                "-variants:(!name:\"holofoil\" AND prices:({nm} AND market:[1 TO *])) OR \
-                 variants:((!name:normal OR -name:*) AND prices:({nm} AND !low:2))"
+                "-variants:(^name:\"holofoil\" AND prices:({nm} AND market:[1 TO *])) OR \
+                 variants:((^name:normal OR -name:*) AND prices:({nm} AND !low:2))"
             )
         );
         assert_eq!(
-            q("cardmarket.prices.lowPrice:(>1 AND <2)", Of::Cards, true).unwrap(),
-            "variants.prices:(type:raw AND currency:EUR AND (condition:NM OR -condition:*) AND low:(>1 AND <2))"
+            cards("cardmarket.prices.lowPrice:(>1 AND <2)").unwrap(),
+            "variants.prices:(!type:raw AND !currency:EUR AND (!condition:NM OR -condition:*) AND low:(>1 AND <2))"
         );
         // Not on a catalog that does not render them, nor on sets.
         assert_eq!(
-            q("tcgplayer.prices.holofoil.market>1", Of::Cards, false).unwrap(),
+            q("tcgplayer.prices.holofoil.market>1", Of::Cards, None).unwrap(),
             "tcgplayer.prices.holofoil.market>1"
         );
         assert_eq!(
-            q("tcgplayer.prices.holofoil.market>1", Of::Sets, true).unwrap(),
+            q("tcgplayer.prices.holofoil.market>1", Of::Sets, priced).unwrap(),
             "tcgplayer.prices.holofoil.market>1"
         );
-        // A figure cardex does not render is named, with those it does.
-        let why = q("cardmarket.prices.avg7:1", Of::Cards, true).unwrap_err();
+        // A figure cardex does not render is named, with those it does; a variant no
+        // card is served with, with those they are (a name a key cannot hold left out).
+        let why = cards("cardmarket.prices.avg7:1").unwrap_err();
         assert!(
             why.contains("`averageSellPrice`, `trendPrice`, `lowPrice`"),
             "{why}"
         );
-        // A sort: the price first, then the keys after it in the engine's spelling.
-        let sort = price_sort("-cardmarket.prices.trendPrice, set.releaseDate", true)
+        let why = cards("tcgplayer.prices.reverse_holofoil.market:*").unwrap_err();
+        assert!(
+            why.ends_with("the variants priced are `alt art`, `holofoil`, `normal`"),
+            "{why}"
+        );
+        let why = price_sort("tcgplayer.prices.odd\"name.market", priced).unwrap_err();
+        assert!(why.contains("no card here is served with"), "{why}");
+        assert_eq!(
+            served.keys()[..5],
+            [
+                "tcgplayer.prices.alt art.low",
+                "tcgplayer.prices.alt art.mid",
+                "tcgplayer.prices.alt art.high",
+                "tcgplayer.prices.alt art.market",
+                "tcgplayer.prices.holofoil.low",
+            ]
+        );
+        assert!(!served.keys().iter().any(|k| k.contains('"')));
+        let why = q(
+            "cardmarket.prices.trendPrice>1",
+            Of::Cards,
+            Some(&Served::default()),
+        )
+        .unwrap_err();
+        assert!(
+            why.contains("no card here is served with `cardmarket`"),
+            "{why}"
+        );
+        // A sort: the price first, then the keys after it in the engine's spelling; a
+        // name with a space is a phrase.
+        let sort = price_sort("-cardmarket.prices.trendPrice, set.releaseDate", priced)
             .unwrap()
             .unwrap();
         assert_eq!((sort.price.figure, sort.descending), ("market", true));
         assert_eq!(sort.then.as_deref(), Some("expansion.release_date"));
-        assert_eq!(price_sort("number", true), Ok(None));
+        let sort = price_sort("tcgplayer.prices.alt art.mid", priced)
+            .unwrap()
+            .unwrap();
+        assert!(sort
+            .queries("")
+            .0
+            .starts_with("variants:(^name:\"alt art\" AND"));
+        assert_eq!(price_sort("number", priced), Ok(None));
         assert_eq!(
-            price_sort("-tcgplayer.prices.holofoil.market", false),
+            price_sort("-tcgplayer.prices.holofoil.market", None),
             Ok(None)
         );
-        assert!(price_sort("number,tcgplayer.prices.holofoil.market", true).is_err());
+        assert!(price_sort("number,tcgplayer.prices.holofoil.market", priced).is_err());
     }
 }

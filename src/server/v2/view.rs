@@ -26,6 +26,7 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{json, Map, Value};
 
+use super::query::Served;
 use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::json::write::write_str;
 use crate::naming::camel_case;
@@ -69,11 +70,12 @@ pub(crate) struct V2View {
     /// The top-level fields of the cards, and of the sets (for `select`).
     card_fields: Vec<String>,
     set_fields: Vec<String>,
-    /// Whether the cards' `tcgplayer` and `cardmarket` are made from their variants'
-    /// prices: the catalog has prices, and its cards carry neither of their own.
-    pub renders_prices: bool,
-    /// See [`V2View::price_keys`].
-    price_keys: Vec<String>,
+    /// Where the cards' `tcgplayer` and `cardmarket` are made from their variants' prices
+    /// (the catalog has prices, and its cards carry neither of their own): what they are
+    /// served with.
+    prices: Option<Served>,
+    /// Whether some card carries a `tcgplayer` or `cardmarket` of its own.
+    pub own_prices: bool,
 }
 
 impl V2View {
@@ -160,20 +162,11 @@ impl V2View {
             let top = field.path().split('.').next().unwrap_or_default();
             top == "tcgplayer" || top == "cardmarket"
         });
-        let renders_prices = !own && index.lookup("variants.prices.currency").is_some();
-        let mut price_keys = Vec::new();
-        if renders_prices {
-            for variant in &price_variants {
-                for figure in super::query::TCGPLAYER_FIGURES {
-                    price_keys.push(format!("tcgplayer.prices.{variant}.{figure}"));
-                }
-            }
-            if any_cardmarket {
-                for (figure, _) in super::query::CARDMARKET_FIGURES {
-                    price_keys.push(format!("cardmarket.prices.{figure}"));
-                }
-            }
-        }
+        let prices =
+            (!own && index.lookup("variants.prices.currency").is_some()).then_some(Served {
+                variants: price_variants,
+                cardmarket: any_cardmarket,
+            });
         V2View {
             engine: Arc::downgrade(engine),
             lang,
@@ -185,15 +178,15 @@ impl V2View {
             lists,
             card_fields: card_fields.into_iter().collect(),
             set_fields: set_fields.into_iter().collect(),
-            renders_prices,
-            price_keys,
+            prices,
+            own_prices: own,
         }
     }
 
-    /// The price figures `orderBy` takes as its first key: those of the cards'
-    /// `tcgplayer` and `cardmarket`, where they are made from the variants' prices.
-    pub(crate) fn price_keys(&self) -> &[String] {
-        &self.price_keys
+    /// What the cards' `tcgplayer` and `cardmarket` are served with, where they are made
+    /// from the variants' prices (then their figures are searched and sorted by).
+    pub(crate) fn prices(&self) -> Option<&Served> {
+        self.prices.as_ref()
     }
 
     /// The top-level fields the cards have.
@@ -400,10 +393,14 @@ fn front_image(list: &str) -> Option<Value> {
 
 /// v2's `tcgplayer` and `cardmarket` objects from the variants' raw Near Mint prices in USD
 /// and in EUR (keys already in camelCase), with `url` empty (cardex has no shop links) and
-/// `updatedAt` the date `updated`.
+/// `updatedAt` the date `updated`. A price counts when its `type` is `raw`, its `condition`
+/// `NM` or absent (or `null`) and its `currency` `USD` or `EUR`, in any case, as `q` matches
+/// them ([`super::query::PriceField::query`]); each figure is the first such price's that
+/// has it as a JSON number: of the variants of its name (a variant without one is
+/// `normal`) for `tcgplayer`, of any variant for `cardmarket`.
 fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Value>) {
-    let mut usd = Map::new();
-    let mut eur = None;
+    let mut usd: Map<String, Value> = Map::new();
+    let mut eur: Option<Map<String, Value>> = None;
     for variant in variants.as_array().into_iter().flatten() {
         let name = variant
             .get("name")
@@ -415,35 +412,47 @@ fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Valu
             .into_iter()
             .flatten()
         {
-            let is = |k: &str, v: &str| price.get(k).and_then(Value::as_str) == Some(v);
-            if !is("type", "raw") || !(is("condition", "NM") || price.get("condition").is_none()) {
+            let is = |k: &str, v: &str| {
+                price
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| s.eq_ignore_ascii_case(v))
+            };
+            let near_mint =
+                is("condition", "NM") || price.get("condition").is_none_or(Value::is_null);
+            if !is("type", "raw") || !near_mint {
                 continue;
             }
-            if is("currency", "USD") && !usd.contains_key(name) {
-                let mut figures = Map::new();
-                for k in ["low", "mid", "high", "market"] {
-                    if let Some(v) = price.get(k).filter(|v| v.is_number()) {
-                        figures.insert(k.to_string(), v.clone());
-                    }
+            let figures: Vec<(&str, &str)> = if is("currency", "USD") {
+                super::query::TCGPLAYER_FIGURES
+                    .iter()
+                    .map(|&f| (f, f))
+                    .collect()
+            } else if is("currency", "EUR") {
+                super::query::CARDMARKET_FIGURES.to_vec()
+            } else {
+                continue;
+            };
+            let into = if is("currency", "USD") {
+                usd.entry(name.to_string())
+                    .or_insert_with(|| Value::Object(Map::new()))
+                    .as_object_mut()
+            } else {
+                Some(eur.get_or_insert_with(Map::new))
+            };
+            let Some(into) = into else {
+                continue;
+            };
+            for (to, from) in figures {
+                if let Some(v) = price.get(from).filter(|v| v.is_number()) {
+                    into.entry(to.to_string()).or_insert_with(|| v.clone());
                 }
-                usd.insert(name.to_string(), Value::Object(figures));
-            } else if is("currency", "EUR") && eur.is_none() {
-                let mut figures = Map::new();
-                for (from, to) in [
-                    ("market", "averageSellPrice"),
-                    ("low", "lowPrice"),
-                    ("market", "trendPrice"),
-                ] {
-                    if let Some(v) = price.get(from).filter(|v| v.is_number()) {
-                        figures.insert(to.to_string(), v.clone());
-                    }
-                }
-                eur = Some(json!({ "url": "", "updatedAt": updated, "prices": figures }));
             }
         }
     }
     let tcgplayer =
         (!usd.is_empty()).then(|| json!({ "url": "", "updatedAt": updated, "prices": usd }));
+    let eur = eur.map(|figures| json!({ "url": "", "updatedAt": updated, "prices": figures }));
     (tcgplayer, eur)
 }
 
