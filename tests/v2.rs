@@ -851,7 +851,7 @@ async fn price_figures_search_and_sort_as_rendered() {
                     }
                     let (kind, currency) = (
                         ["raw", "Raw"][next(2) as usize],
-                        ["USD", "usd"][next(2) as usize],
+                        ["USD", "usd", "ＵＳＤ"][next(3) as usize],
                     );
                     let mut nm = json!({"type": kind, "currency": currency});
                     for (k, v) in part {
@@ -860,7 +860,8 @@ async fn price_figures_search_and_sort_as_rendered() {
                     match next(4) {
                         0 => nm["condition"] = json!("NM"),
                         1 => nm["condition"] = json!("nm"),
-                        2 => nm["condition"] = Value::Null,
+                        2 if next(2) == 0 => nm["condition"] = Value::Null,
+                        2 => nm["condition"] = json!("ＮＭ"),
                         _ => {}
                     }
                     prices.push(nm);
@@ -882,10 +883,21 @@ async fn price_figures_search_and_sort_as_rendered() {
             }
             variants.push(variant);
         }
-        cards.push(json!({
+        // A variant whose name is not text is not served, nor matched.
+        if next(6) == 0 {
+            variants.push(
+                json!({"name": 1, "prices": [{"type": "raw", "currency": "USD", "market": 5.5}]}),
+            );
+        }
+        let mut card = json!({
             "id": format!("t-{i}"), "expansion_id": "t", "number": format!("{i}"),
             "name": format!("Card {:02}", next(40)), "variants": variants,
-        }));
+        });
+        // An own `tcgplayer` of `null` counts as none: the prices are made.
+        if next(8) == 0 {
+            card["tcgplayer"] = Value::Null;
+        }
+        cards.push(card);
     }
     std::fs::create_dir_all(data.join("pokemon/cards")).unwrap();
     std::fs::create_dir_all(data.join("pokemon/expansions")).unwrap();
@@ -910,6 +922,10 @@ async fn price_figures_search_and_sort_as_rendered() {
     assert_eq!(s, StatusCode::OK, "{body}");
     let served: Vec<Value> = body["data"].as_array().unwrap().clone();
     assert_eq!(served.len(), 60);
+    // No card is served with an own `tcgplayer` of `null`: its prices are made.
+    assert!(served
+        .iter()
+        .all(|c| c.get("tcgplayer") != Some(&Value::Null)));
     assert!(served.iter().any(|c| c["cardmarket"].is_object()));
     let figure = |card: &Value, path: &str| -> Option<f64> {
         path.split('.')

@@ -364,6 +364,14 @@ expected a number after `pika>`, found `chu` (to search for it as text, quote it
 name:(pika>chu OR raichu)
            ^^^"
     );
+    // A quoted number gets no advice to quote it.
+    assert_eq!(
+        e(r#"hp>"10""#),
+        "\
+expected a number after `hp>`, found `\"10\"`
+hp>\"10\"
+   ^^^^"
+    );
     assert_eq!(
         e("hp> 10"),
         "\

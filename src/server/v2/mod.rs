@@ -293,9 +293,9 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
                          as fields of the card, outside nested queries"
                     }
                     (None, true) => {
-                        "; this catalog's cards carry `tcgplayer` and `cardmarket` of their \
-                         own, searched as they are (where some do, prices made from \
-                         variants are not searched)"
+                        "; some of this catalog's cards carry a `tcgplayer` or `cardmarket` \
+                         of their own: those are searched as they are, and prices made from \
+                         the variants are not"
                     }
                     (None, false) => {
                         "; `tcgplayer` and `cardmarket` are v2's renderings of a card's \

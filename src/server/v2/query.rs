@@ -93,7 +93,12 @@ impl PriceField {
             if variant.contains('.') {
                 return None;
             }
-            if !served.variants.contains(variant) || !key_can_hold(variant) {
+            if !key_can_hold(variant) {
+                return Some(Err(format!(
+                    "`{path}`: cardex takes no variant name with `\"` or `\\` in a key"
+                )));
+            }
+            if !served.variants.contains(variant) {
                 let listed: Vec<String> = served
                     .variants
                     .iter()
@@ -242,7 +247,8 @@ pub(crate) fn v2_spelling(message: &str, of: Of) -> String {
         } else if quoted {
             out.push_str(&v2_name(part, of));
         } else {
-            out.push_str(part);
+            // The engine's examples of a request (`...&order_by=-x`), in v2's names.
+            out.push_str(&part.replace("&order_by=", "&orderBy="));
         }
         quoted = !quoted;
     }
@@ -341,6 +347,16 @@ pub(crate) fn price_sort(
         None => (false, first),
     };
     let then: Vec<&str> = keys.collect();
+    // `q` binds none of the keys after a price (see [`PriceSort::queries`]): an amount
+    // among the variants' prices is in several currencies with no condition to fix one.
+    if let Some(amount) = then
+        .iter()
+        .find(|key| snake_case(key.trim_start_matches('-').trim()).starts_with("variants.prices."))
+    {
+        return Err(format!(
+            "invalid orderBy value `{order_by}`: after a price key, `{amount}` cannot be sorted by (the price is the card's; sort by another price first instead)"
+        ));
+    }
     if let Some(later) = then
         .iter()
         .find(|key| PriceField::of(key.trim_start_matches('-').trim(), served).is_some())
@@ -480,7 +496,16 @@ mod tests {
             "{why}"
         );
         let why = price_sort("tcgplayer.prices.odd\"name.market", priced).unwrap_err();
-        assert!(why.contains("no card here is served with"), "{why}");
+        assert!(why.contains("takes no variant name with `\"`"), "{why}");
+        let why = price_sort(
+            "tcgplayer.prices.holofoil.market,-variants.prices.low",
+            priced,
+        )
+        .unwrap_err();
+        assert!(
+            why.contains("after a price key, `-variants.prices.low` cannot"),
+            "{why}"
+        );
         assert_eq!(
             served.keys()[..5],
             [

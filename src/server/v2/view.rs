@@ -31,6 +31,7 @@ use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::json::write::write_str;
 use crate::naming::camel_case;
 use crate::store::TextList;
+use crate::text::fold;
 use crate::{Catalog, Engine, SearchRequest};
 
 /// The card members cardex adds, which v2 cards do not have (after camelCase).
@@ -115,13 +116,21 @@ impl V2View {
         let mut values: [BTreeSet<String>; 4] = Default::default();
         let mut card_fields = BTreeSet::new();
         let (mut price_variants, mut any_cardmarket) = (BTreeSet::new(), false);
+        // Whether a card served carries a `tcgplayer` or `cardmarket` of its own.
+        let mut own = false;
         for id in everything(catalog.hits(&scope)) {
             let json = catalog.cards().with_doc(id, |doc| {
-                v2_card(&mut transcoder, doc, &rendered, |expansion| {
-                    set_of
-                        .get(expansion)
-                        .and_then(|&set| sets[set as usize].as_deref())
-                })
+                v2_card(
+                    &mut transcoder,
+                    doc,
+                    &rendered,
+                    |expansion| {
+                        set_of
+                            .get(expansion)
+                            .and_then(|&set| sets[set as usize].as_deref())
+                    },
+                    &mut own,
+                )
             });
             let Some(json) = json else {
                 continue;
@@ -158,10 +167,6 @@ impl V2View {
             json!({ "data": data }).to_string().into_boxed_str()
         });
         let index = catalog.cards().index();
-        let own = index.fields().any(|(_, field)| {
-            let top = field.path().split('.').next().unwrap_or_default();
-            top == "tcgplayer" || top == "cardmarket"
-        });
         let prices =
             (!own && index.lookup("variants.prices.currency").is_some()).then_some(Served {
                 variants: price_variants,
@@ -312,6 +317,7 @@ fn v2_card<'s>(
     doc: &str,
     updated: &str,
     set_json: impl Fn(&str) -> Option<&'s str>,
+    own_prices: &mut bool,
 ) -> Option<String> {
     t.record(doc).ok()?;
     if t.layout.kind != Some(Kind::Object) {
@@ -330,11 +336,13 @@ fn v2_card<'s>(
                     .and_then(|id| set_json(&id));
             }
             ("variants", value) => variants = serde_json::from_str::<Value>(value).ok(),
-            ("tcgplayer", _) => has_tcgplayer = true,
-            ("cardmarket", _) => has_cardmarket = true,
+            // An own `null` counts as none: the prices are made.
+            ("tcgplayer", value) => has_tcgplayer = value != "null",
+            ("cardmarket", value) => has_cardmarket = value != "null",
             _ => {}
         }
     }
+    *own_prices |= has_tcgplayer || has_cardmarket;
     let mut json = String::with_capacity(t.out.len() + set.map_or(0, str::len) + 16);
     json.push('{');
     let mut set_written = set.is_none();
@@ -348,6 +356,7 @@ fn v2_card<'s>(
             k if ADDED_TO_CARDS.contains(&k) => {}
             // Its set's v2 object takes the place of a `set` of its own.
             "set" if set.is_some() => {}
+            "tcgplayer" | "cardmarket" if value == "null" => {}
             "images" if m.kind == Kind::Array => {
                 if let Some(images) = front_image(value) {
                     member(&mut json, key, &images.to_string());
@@ -394,46 +403,50 @@ fn front_image(list: &str) -> Option<Value> {
 /// v2's `tcgplayer` and `cardmarket` objects from the variants' raw Near Mint prices in USD
 /// and in EUR (keys already in camelCase), with `url` empty (cardex has no shop links) and
 /// `updatedAt` the date `updated`. A price counts when its `type` is `raw`, its `condition`
-/// `NM` or absent (or `null`) and its `currency` `USD` or `EUR`, in any case, as `q` matches
-/// them ([`super::query::PriceField::query`]); each figure is the first such price's that
-/// has it as a JSON number: of the variants of its name (a variant without one is
-/// `normal`) for `tcgplayer`, of any variant for `cardmarket`.
+/// `NM` or absent (or `null`) and its `currency` `USD` or `EUR`, folded as `q` folds them
+/// ([`super::query::PriceField::query`]); each figure is the first such price's that has
+/// it as a number or a string, as written: of the variants of its name (a variant without
+/// one is `normal`) for `tcgplayer`, of any variant for `cardmarket`.
 fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Value>) {
     let mut usd: Map<String, Value> = Map::new();
     let mut eur: Option<Map<String, Value>> = None;
     for variant in variants.as_array().into_iter().flatten() {
-        let name = variant
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("normal");
+        // A variant without a name (or a `null` one) is `normal`; one whose name is not
+        // text is not served.
+        let name = match variant.get("name") {
+            None | Some(Value::Null) => "normal",
+            Some(Value::String(name)) => name,
+            Some(_) => continue,
+        };
         for price in variant
             .get("prices")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
+            // Folded as `q` folds a value (case, width, accents).
             let is = |k: &str, v: &str| {
                 price
                     .get(k)
                     .and_then(Value::as_str)
-                    .is_some_and(|s| s.eq_ignore_ascii_case(v))
+                    .is_some_and(|s| fold(s) == v)
             };
             let near_mint =
-                is("condition", "NM") || price.get("condition").is_none_or(Value::is_null);
+                is("condition", "nm") || price.get("condition").is_none_or(Value::is_null);
             if !is("type", "raw") || !near_mint {
                 continue;
             }
-            let figures: Vec<(&str, &str)> = if is("currency", "USD") {
+            let figures: Vec<(&str, &str)> = if is("currency", "usd") {
                 super::query::TCGPLAYER_FIGURES
                     .iter()
                     .map(|&f| (f, f))
                     .collect()
-            } else if is("currency", "EUR") {
+            } else if is("currency", "eur") {
                 super::query::CARDMARKET_FIGURES.to_vec()
             } else {
                 continue;
             };
-            let into = if is("currency", "USD") {
+            let into = if is("currency", "usd") {
                 usd.entry(name.to_string())
                     .or_insert_with(|| Value::Object(Map::new()))
                     .as_object_mut()
@@ -444,7 +457,8 @@ fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Valu
                 continue;
             };
             for (to, from) in figures {
-                if let Some(v) = price.get(from).filter(|v| v.is_number()) {
+                // As written: a figure in a string is served so, as it is searched.
+                if let Some(v) = price.get(from).filter(|v| v.is_number() || v.is_string()) {
                     into.entry(to.to_string()).or_insert_with(|| v.clone());
                 }
             }
