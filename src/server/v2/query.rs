@@ -95,7 +95,7 @@ impl PriceField {
             }
             if !key_can_hold(variant) {
                 return Some(Err(format!(
-                    "`{path}`: cardex takes no variant name with `\"` or `\\` in a key"
+                    "`{path}`: a key names no variant whose name is empty or holds `\"`, `\\` or `,`"
                 )));
             }
             if !served.variants.contains(variant) {
@@ -496,7 +496,10 @@ mod tests {
             "{why}"
         );
         let why = price_sort("tcgplayer.prices.odd\"name.market", priced).unwrap_err();
-        assert!(why.contains("takes no variant name with `\"`"), "{why}");
+        assert!(
+            why.contains("names no variant whose name is empty or holds"),
+            "{why}"
+        );
         let why = price_sort(
             "tcgplayer.prices.holofoil.market,-variants.prices.low",
             priced,
