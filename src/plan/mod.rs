@@ -516,6 +516,20 @@ impl<'c> Resolver<'c> {
         self.error(kind, span)
     }
 
+    /// The resolver of a nested query's subquery: on the elements of the array-of-objects
+    /// path number `space`.
+    fn inside(&self, space: usize) -> Resolver<'c> {
+        let elements = &self.records.nested()[space].elements;
+        Resolver {
+            collection: elements,
+            index: elements.index(),
+            query: self.query,
+            records: self.records,
+            context: Some(space),
+            expansions: None,
+        }
+    }
+
     /// The nested queries at the top of `expr` (see [`BoundNested`]), each followed by
     /// those at the top of its own subquery, bound `within` the enclosing one's elements.
     fn bind(
@@ -548,15 +562,7 @@ impl<'c> Resolver<'c> {
                     lift,
                 }),
             };
-            let elements = &self.records.nested()[space].elements;
-            let resolver = Resolver {
-                collection: elements,
-                index: elements.index(),
-                query: self.query,
-                records: self.records,
-                context: Some(space),
-                expansions: None,
-            };
+            let resolver = self.inside(space);
             out.push(bound);
             let outer = out.last().cloned();
             resolver.bind(inner, outer.as_ref(), out)?;
@@ -598,15 +604,8 @@ impl<'c> Resolver<'c> {
                 }
             }
         }
-        let elements = &nested[space].elements;
-        let resolver = Resolver {
-            collection: elements,
-            index: elements.index(),
-            query: self.query,
-            records: self.records,
-            context: Some(space),
-            expansions: None,
-        };
+        let resolver = self.inside(space);
+        let elements = resolver.collection;
         // Kept when it matches nothing (`currency:EUR` where no price is in euros), as
         // written.
         let mut root = resolver.expr(inner)?;
