@@ -26,7 +26,6 @@ use serde_json::json;
 use super::accounts::Endpoint;
 use super::errors::{error_response, json_response};
 use super::query_string;
-use crate::json::transcode::Transcoder;
 use crate::{Catalog, SearchRequest};
 
 pub(crate) use query::{field as engine_field, v2_field, Of};
@@ -510,37 +509,61 @@ impl Select {
                 let what = if cards { "card" } else { "set" };
                 return Err(format!("select: no {what} has a field `{name}`{hint}"));
             }
-            fields.push(name.to_string());
+            if !fields.iter().any(|f| f == name) {
+                fields.push(name.to_string());
+            }
         }
         Ok(Select(Some(fields)))
     }
 
     /// Writes `record` (a v2 object) with the selected fields only.
+    /// The record is compact JSON, as the view renders it: its members are copied as
+    /// they are, found by a scan that stops once every field selected is found.
     fn write(&self, record: &str, out: &mut String) {
         let Some(fields) = &self.0 else {
             out.push_str(record);
             return;
         };
-        let mut t = Transcoder::default();
-        if t.record(record).is_err() {
-            out.push_str(record);
-            return;
-        }
         out.push('{');
-        let mut first = true;
-        for m in &t.layout.members {
-            let key = std::str::from_utf8(&t.out[m.key.clone()]).unwrap_or_default();
-            if fields.iter().any(|f| f == key) {
-                if !first {
+        let mut found = 0;
+        crate::json::walk::each_member(record, |key, member| {
+            if fields.iter().any(|f| *f == key) {
+                if found > 0 {
                     out.push(',');
                 }
-                first = false;
-                out.push('"');
-                out.push_str(key);
-                out.push_str("\":");
-                out.push_str(std::str::from_utf8(&t.out[m.value.clone()]).unwrap_or_default());
+                found += 1;
+                out.push_str(&record[member]);
             }
-        }
+            found < fields.len()
+        });
         out.push('}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `select` keeps the record's own members, in its order, each once, whatever the
+    /// order or repeats of the list; values holding braces, commas and quotes are copied
+    /// whole.
+    #[test]
+    fn select_copies_the_members_named() {
+        let record = r#"{"id":"a-1","name":"N, \"the\" {odd}","set":{"id":"a","images":{"logo":"l"}},"hp":"60","rules":["x,y",{"z":1}]}"#;
+        let select = Select(Some(vec!["rules".into(), "id".into(), "set".into()]));
+        let mut out = String::new();
+        select.write(record, &mut out);
+        assert_eq!(
+            out,
+            r#"{"id":"a-1","set":{"id":"a","images":{"logo":"l"}},"rules":["x,y",{"z":1}]}"#
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(parsed["rules"][1]["z"], 1);
+        let mut out = String::new();
+        Select(Some(vec!["name".into(), "level".into()])).write(record, &mut out);
+        assert_eq!(out, r#"{"name":"N, \"the\" {odd}"}"#);
+        let mut out = String::new();
+        Select(None).write(record, &mut out);
+        assert_eq!(out, record);
     }
 }
