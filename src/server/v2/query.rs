@@ -347,16 +347,6 @@ pub(crate) fn price_sort(
         None => (false, first),
     };
     let then: Vec<&str> = keys.collect();
-    // `q` binds none of the keys after a price (see [`PriceSort::queries`]): an amount
-    // among the variants' prices is in several currencies with no condition to fix one.
-    if let Some(amount) = then
-        .iter()
-        .find(|key| snake_case(key.trim_start_matches('-').trim()).starts_with("variants.prices."))
-    {
-        return Err(format!(
-            "invalid orderBy value `{order_by}`: after a price key, `{amount}` cannot be sorted by (the price is the card's; sort by another price first instead)"
-        ));
-    }
     if let Some(later) = then
         .iter()
         .find(|key| PriceField::of(key.trim_start_matches('-').trim(), served).is_some())
@@ -368,6 +358,16 @@ pub(crate) fn price_sort(
     let Some(price) = PriceField::of(name, served).transpose()? else {
         return Ok(None);
     };
+    // `q` binds none of the keys after a price (see [`PriceSort::queries`]): one inside
+    // the variants' prices would count every price of every variant, in any currency.
+    if let Some(inside) = then
+        .iter()
+        .find(|key| snake_case(key.trim_start_matches('-').trim()).starts_with("variants.prices."))
+    {
+        return Err(format!(
+            "invalid orderBy value `{order_by}`: after a price key, `{inside}` cannot be sorted by (no condition of q binds it to a price record)"
+        ));
+    }
     let then = (!then.is_empty()).then(|| self::order_by(&then.join(","), Of::Cards));
     Ok(Some(PriceSort {
         price,
@@ -545,6 +545,11 @@ mod tests {
             .0
             .starts_with("variants:(^name:\"alt art\" AND"));
         assert_eq!(price_sort("number", priced), Ok(None));
+        // Without a price key, keys inside the variants' prices are the engine's to judge.
+        assert_eq!(
+            price_sort("number,-variants.prices.market", priced),
+            Ok(None)
+        );
         assert_eq!(
             price_sort("-tcgplayer.prices.holofoil.market", None),
             Ok(None)

@@ -28,7 +28,6 @@ use serde_json::{json, Map, Value};
 
 use super::query::Served;
 use crate::json::transcode::{Kind, Member, Transcoder};
-use crate::json::write::write_str;
 use crate::naming::camel_case;
 use crate::store::TextList;
 use crate::text::fold;
@@ -253,15 +252,15 @@ fn parts<'o>(out: &'o [u8], m: &Member) -> (&'o str, &'o str) {
     (text(m.key.clone()), text(m.value.clone()))
 }
 
-/// Writes `"key":value` into the object being built in `json`.
+/// Writes `"key":value` into the object being built in `json`; `key` is the text between
+/// the key's quotes, escaped as JSON escapes it (as the transcoder gives it).
 fn member(json: &mut String, key: &str, value: &str) {
     if json.len() > 1 {
         json.push(',');
     }
-    let mut quoted = Vec::with_capacity(key.len() + 2);
-    write_str(key, &mut quoted);
-    json.push_str(std::str::from_utf8(&quoted).unwrap_or_default());
-    json.push(':');
+    json.push('"');
+    json.push_str(key);
+    json.push_str("\":");
     json.push_str(value);
 }
 
@@ -405,8 +404,8 @@ fn front_image(list: &str) -> Option<Value> {
 /// `updatedAt` the date `updated`. A price counts when its `type` is `raw`, its `condition`
 /// `NM` or absent (or `null`) and its `currency` `USD` or `EUR`, folded as `q` folds them
 /// ([`super::query::PriceField::query`]); each figure is the first such price's that has
-/// it as a number or a string, as written: of the variants of its name (a variant without
-/// one is `normal`) for `tcgplayer`, of any variant for `cardmarket`.
+/// it (not `null`), as written: of the variants of its name (a variant without one is
+/// `normal`) for `tcgplayer`, of any variant for `cardmarket`.
 fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Value>) {
     let mut usd: Map<String, Value> = Map::new();
     let mut eur: Option<Map<String, Value>> = None;
@@ -457,8 +456,8 @@ fn market_prices(variants: &Value, updated: &str) -> (Option<Value>, Option<Valu
                 continue;
             };
             for (to, from) in figures {
-                // As written: a figure in a string is served so, as it is searched.
-                if let Some(v) = price.get(from).filter(|v| v.is_number() || v.is_string()) {
+                // As written (a string, `true`, a list): served as it is searched.
+                if let Some(v) = price.get(from).filter(|v| !v.is_null()) {
                     into.entry(to.to_string()).or_insert_with(|| v.clone());
                 }
             }
@@ -490,7 +489,7 @@ mod tests {
         );
         write(
             "pokemon/cards/x.json",
-            r#"[{"id":"x-1","expansion_id":"x","name":"N","set":"mine","number":"1","tcgplayer":{"url":"u"},
+            r#"[{"id":"x-1","expansion_id":"x","name":"N","set":"mine","number":"1","tcgplayer":{"url":"u"},"odd\"key":1,
                  "variants":[{"name":"normal","prices":[
                      {"type":"raw","condition":"NM","currency":"USD","market":1.5},
                      {"type":"raw","condition":"NM","currency":"EUR","market":1.25}]}]}]"#,
@@ -505,6 +504,8 @@ mod tests {
         assert_eq!(card["set"]["id"], "x", "{card}");
         assert_eq!(card["set"]["ptcgoCode"], "XP", "{card}");
         assert_eq!(card["tcgplayer"], json!({"url": "u"}), "{card}");
+        // A key is written as the record escapes it, once.
+        assert_eq!(card["odd\"key"], 1, "{card}");
         assert_eq!(card["cardmarket"]["prices"]["trendPrice"], 1.25, "{card}");
         for (id, code) in [(0, "XP"), (1, "YC")] {
             let set = view.with_set(id, str::to_string).unwrap();
@@ -561,7 +562,8 @@ mod tests {
                 {"type": "raw", "condition": "NM", "currency": "EUR", "low": 0.9, "market": 2.0}
             ]},
             {"name": "reverseHolofoil", "prices": [
-                {"type": "raw", "condition": "NM", "currency": "USD", "mid": 3.0, "high": 4.0}
+                {"type": "raw", "condition": "NM", "currency": "USD", "mid": 3.0, "high": 4.0},
+                {"type": "raw", "condition": null, "currency": "usd", "low": "2", "market": true}
             ]}
         ]);
         let (tcgplayer, cardmarket) = market_prices(&variants, "2026/11/25");
@@ -569,7 +571,7 @@ mod tests {
             tcgplayer.unwrap(),
             json!({"url": "", "updatedAt": "2026/11/25", "prices": {
                 "holofoil": {"low": 1.0, "market": 2.5},
-                "reverseHolofoil": {"mid": 3.0, "high": 4.0}
+                "reverseHolofoil": {"mid": 3.0, "high": 4.0, "low": "2", "market": true}
             }})
         );
         assert_eq!(
