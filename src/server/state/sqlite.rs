@@ -961,7 +961,7 @@ impl WriterShared {
             commit_group(&db.connection, group, fold)
         }));
         if wait {
-            // Failing, the next group waits for the lock (and the lock is its error).
+            // Back to not waiting (should this fail, later groups wait on the worker).
             let _ = db.connection.busy_timeout(std::time::Duration::ZERO);
         }
         match committed {
@@ -1040,9 +1040,9 @@ async fn write_charges(end: TaskEnd) {
         }
         match shared.commit(&charges, false) {
             Err(None) => {
-                // Another connection writes: the group waits for it off the workers. Told
-                // however the wait ends (a runtime shutting down drops its charges' senders,
-                // and their requests are answered as not committed).
+                // Another connection writes: the group waits for it off the workers. The
+                // blocking thread tells its charges however the wait ends, even when this
+                // task is dropped meanwhile (its runtime shutting down).
                 let shared = end.0.clone();
                 let _ = tokio::task::spawn_blocking(move || shared.commit_and_tell(charges)).await;
             }
