@@ -1051,6 +1051,15 @@ async fn price_figures_search_and_sort_as_rendered() {
         .await,
         expected
     );
+    // A 400 and its message.
+    let refused = |params: Vec<(&'static str, String)>| {
+        let ask = &ask;
+        async move {
+            let (s, body) = ask(params.clone()).await;
+            assert_eq!(s, StatusCode::BAD_REQUEST, "{params:?}: {body}");
+            body["error"]["message"].as_str().unwrap().to_string()
+        }
+    };
     // What cardex does not render, and a price key after another key, are 400s that say so.
     for (param, value, says) in [
         (
@@ -1079,9 +1088,7 @@ async fn price_figures_search_and_sort_as_rendered() {
             "the figures are searched and sorted by",
         ),
     ] {
-        let (s, body) = ask(vec![(param, value.into())]).await;
-        assert_eq!(s, StatusCode::BAD_REQUEST, "{value}: {body}");
-        let message = body["error"]["message"].as_str().unwrap();
+        let message = refused(vec![(param, value.into())]).await;
         assert!(message.contains(says), "{value}: {message}");
     }
     // A q that does not parse is the same error with a price sort or without.
@@ -1097,24 +1104,20 @@ async fn price_figures_search_and_sort_as_rendered() {
     }
     // A key after the price is named as the request wrote it; a variant no card is
     // served with is named with those they are.
-    let (s, body) = ask(vec![(
+    let message = refused(vec![(
         "orderBy",
         "tcgplayer.prices.holofoil.market,nme".into(),
     )])
     .await;
-    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
-    let message = body["error"]["message"].as_str().unwrap();
     assert!(
         message.starts_with("invalid `orderBy` value `tcgplayer.prices.holofoil.market,nme`"),
         "{message}"
     );
-    let (s, body) = ask(vec![(
+    let message = refused(vec![(
         "q",
         "tcgplayer.prices.reverse_holofoil.market:*".into(),
     )])
     .await;
-    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
-    let message = body["error"]["message"].as_str().unwrap();
     assert!(
         message.ends_with("the variants priced are `holofoil`, `normal`, `reverseHolofoil`"),
         "{message}"
@@ -1123,9 +1126,7 @@ async fn price_figures_search_and_sort_as_rendered() {
     let many: Vec<String> = (0..40)
         .map(|i| format!("tcgplayer.prices.holofoil.market:{i}"))
         .collect();
-    let (s, body) = ask(vec![("q", many.join(" OR "))]).await;
-    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
-    let message = body["error"]["message"].as_str().unwrap();
+    let message = refused(vec![("q", many.join(" OR "))]).await;
     assert!(
         message.contains("as the engine reads it is past the 4096 bytes"),
         "{message}"

@@ -530,8 +530,8 @@ impl<'c> Resolver<'c> {
         }
     }
 
-    /// The nested queries at the top of `expr` (see [`BoundNested`]), each followed by
-    /// those at the top of its own subquery, bound `within` the enclosing one's elements.
+    /// The nested queries at the top of `expr` (see [`BoundNested`]), each with those at
+    /// the top of its own subquery, bound `within` the enclosing one's elements.
     fn bind(
         &self,
         expr: &Expr<'_>,
@@ -562,10 +562,8 @@ impl<'c> Resolver<'c> {
                     lift,
                 }),
             };
-            let resolver = self.inside(space);
+            self.inside(space).bind(inner, Some(&bound), out)?;
             out.push(bound);
-            let outer = out.last().cloned();
-            resolver.bind(inner, outer.as_ref(), out)?;
         }
         Ok(())
     }
