@@ -34,9 +34,10 @@ const KEYWORD_SEGMENTS: [&str; 19] = [
     "currency",
 ];
 
-/// The kind of the field at `path` (dotted, snake_case): `variants.name` and every path
-/// whose last segment is a keyword segment, or ends in `_id`, `_code` or `type`, is a
-/// keyword field; everything else is text.
+/// The kind of the field at `path` (dotted, snake_case): `variants.name`, the fields of a
+/// `legalities` object (a legality is a status, `Legal` or `Not Legal`, not words), and
+/// every path whose last segment is a keyword segment, or ends in `_id`, `_code` or
+/// `type`, is a keyword field; everything else is text.
 ///
 /// ```
 /// use cardex::{field_kind, FieldKind};
@@ -44,11 +45,19 @@ const KEYWORD_SEGMENTS: [&str; 19] = [
 /// assert_eq!(field_kind("translation.en.types"), FieldKind::Keyword);
 /// assert_eq!(field_kind("weaknesses.type"), FieldKind::Keyword);
 /// assert_eq!(field_kind("variants.name"), FieldKind::Keyword);
+/// assert_eq!(field_kind("legalities.standard"), FieldKind::Keyword);
+/// assert_eq!(field_kind("expansion.legalities.expanded"), FieldKind::Keyword);
 /// assert_eq!(field_kind("attacks.name"), FieldKind::Text);
+/// assert_eq!(field_kind("legalities"), FieldKind::Text);
 /// ```
 pub fn field_kind(path: &str) -> FieldKind {
     let last = path.rsplit('.').next().unwrap_or(path);
+    let in_legalities = path
+        .rsplit('.')
+        .skip(1)
+        .any(|segment| segment == "legalities");
     if path == "variants.name"
+        || in_legalities
         || KEYWORD_SEGMENTS.contains(&last)
         || last.ends_with("_id")
         || last.ends_with("_code")

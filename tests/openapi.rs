@@ -258,7 +258,7 @@ fn the_documented_limits_are_the_servers() {
         let (status, _) =
             get(&client, &server.url("/pokemon/v1/cards?order_by=-rarityCode&select=id,rarityCode"), &[]).await;
         assert_eq!(status, StatusCode::OK);
-        // `q`: at most 4,096 bytes.
+        // `q`: at most 5,120 bytes.
         let q = parameter(&doc, cards, "q").unwrap();
         assert_eq!(q["schema"]["maxLength"], cardex::query::MAX_QUERY_BYTES);
         let long = "a".repeat(cardex::query::MAX_QUERY_BYTES + 1);

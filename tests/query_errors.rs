@@ -82,10 +82,10 @@ fn malformed_queries_have_their_own_kinds_and_places() {
         (
             ParseErrorKind::QueryTooLong {
                 len: 10000,
-                max: 4096
+                max: 5120
             },
-            4096,
-            4097
+            5120,
+            5121
         )
     ));
     let deep = format!("{}nami{}", "(".repeat(40), ")".repeat(40));
@@ -157,6 +157,26 @@ fn unknown_field_points_at_it_with_a_suggestion() {
     assert!(catalog("pokemon")
         .search(&SearchRequest::new("translation.en.name:charizard").lang("en"))
         .is_ok());
+}
+
+#[test]
+fn a_star_field_takes_only_a_star() {
+    assert_eq!(
+        search_error("pokemon", SearchRequest::new("*:pikachu")),
+        "`*` is no field: `*:*` matches every record, and any other value needs its field named (`name:pikachu`)\n*:pikachu\n^^^^^^^^^"
+    );
+    assert_eq!(
+        search_error("pokemon", SearchRequest::new("rarity_code:C *:>5")),
+        "`*` is no field: `*:*` matches every record, and any other value needs its field named (`name:pikachu`)\nrarity_code:C *:>5\n              ^^^^"
+    );
+    assert_eq!(
+        search_error("pokemon", SearchRequest::new("attacks:(name:x OR *:*)")),
+        "`*:*` (every record) cannot be inside a nested query, whose terms name fields of the elements; name a field (`field:*` matches the elements that have it)\nattacks:(name:x OR *:*)\n                   ^^^"
+    );
+    assert!(matches!(
+        error("pokemon", "*:(a OR b)"),
+        Error::Plan(e) if matches!(e.kind(), PlanErrorKind::EveryRecord { nested: false })
+    ));
 }
 
 #[test]

@@ -528,3 +528,26 @@ fn field_names_in_any_case() {
     }
     assert_eq!(ids("onepiece", "NAME:luffy"), ids("onepiece", "name:luffy"));
 }
+
+#[test]
+fn every_record_is_lucenes_star_colon_star() {
+    // `*:*` is every record in the search's scope, alone or combined; `-*:*` is none.
+    let all = ids("pokemon", "");
+    assert_eq!(ids("pokemon", "*:*"), all);
+    assert_eq!(ids("pokemon", "(*:*)"), all);
+    assert_eq!(
+        ids("pokemon", "*:* AND rarity_code:C"),
+        ids("pokemon", "rarity_code:C")
+    );
+    assert_eq!(ids("pokemon", "*:* OR rarity_code:C"), all);
+    assert_eq!(ids("pokemon", "-*:*"), Vec::<String>::new());
+    assert_eq!(
+        ids_with("pokemon", SearchRequest::new("*:*").lang("ja")),
+        ids_with("pokemon", SearchRequest::new("").lang("ja"))
+    );
+    // Not a bare value on `name` (which would search the words of `*:*`).
+    assert_ne!(ids("pokemon", "*:*"), ids("pokemon", "name:\"*:*\""));
+    // It prints back as written.
+    let parsed = cardex::query::parse("*:* AND -rarity_code:C").unwrap();
+    assert_eq!(parsed.to_string(), "*:* AND NOT rarity_code:C");
+}

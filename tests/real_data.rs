@@ -366,8 +366,8 @@ fn nested_attack_names() {
 #[test]
 fn standard_legality() {
     let Some(real) = real() else { return };
-    // `legalities.standard` holds `Legal` or `Not Legal`: a text field by the contract's
-    // rule, so `legal` is a word of both, and `!` compares the whole value.
+    // `legalities.standard` holds `Legal` or `Not Legal`: a keyword field by the
+    // contract's rule (a field of `legalities`), so `legal` is `Legal` alone.
     let statuses = tally(real, |c| {
         strings(c.get("legalities").and_then(|l| l.get("standard")))
             .iter()
@@ -382,10 +382,7 @@ fn standard_legality() {
             "standard {status}"
         );
     }
-    assert_eq!(
-        count(real, "legalities.standard:legal"),
-        statuses.values().sum::<u64>()
-    );
+    assert_eq!(count(real, "legalities.standard:legal"), statuses["legal"]);
     assert_eq!(
         count(real, "legalities.standard:\"not legal\""),
         statuses["not legal"]
@@ -846,7 +843,7 @@ fn pokemon_tcg_api_differences() {
         count(real, "^subtypes:EX OR ^subtypes:ex")
     );
 
-    // `legalities.standard` is a text field: `legal` is a word of `Not Legal` too.
+    // `legalities.standard` is a keyword field: `legal` is not a word of `Not Legal`.
     let standard = |f: &dyn Fn(&str) -> bool| {
         real.raw
             .iter()
@@ -859,8 +856,9 @@ fn pokemon_tcg_api_differences() {
     );
     assert_eq!(
         count(real, "legalities.standard:legal"),
-        standard(&|s| s.split(' ').any(|w| w.eq_ignore_ascii_case("legal")))
+        standard(&|s| s == "Legal")
     );
+    assert!(standard(&|s| s == "Not Legal") > 0);
 }
 
 #[test]
@@ -918,4 +916,30 @@ fn pokemon_tcg_api_envelope_and_select() {
             "{fields:?}"
         );
     }
+}
+
+#[test]
+fn symbols_in_names_are_words_of_their_own() {
+    // `Nidoran ♀` and `Nidoran ♂` are two Pokémon, and `★` and `◇` mark kinds of cards:
+    // each symbol is a word, searched alone or in a phrase.
+    let Some(real) = real() else { return };
+    let names = |f: &dyn Fn(&str) -> bool| {
+        real.raw
+            .iter()
+            .filter(|(_, c)| c["name"].as_str().is_some_and(f))
+            .count() as u64
+    };
+    for symbol in ['★', '◇', '♀', '♂'] {
+        let n = names(&|name| name.contains(symbol));
+        assert!(n > 0, "{symbol}");
+        assert_eq!(count(real, &format!("name:{symbol}")), n, "{symbol}");
+    }
+    let female = names(&|name| name.contains("Nidoran ♀") || name.contains("Nidoran♀"));
+    assert!(female < names(&|name| name.contains("Nidoran")));
+    assert_eq!(count(real, "name:\"nidoran ♀\""), female);
+    assert_eq!(count(real, "name:nidoran♀"), female);
+    assert_eq!(
+        count(real, "name:\"umbreon ★\""),
+        names(&|name| name.contains("Umbreon ★"))
+    );
 }

@@ -387,6 +387,8 @@ async fn a_database_outage_is_spooled_and_replayed_exactly() {
     pg.start_again();
     a.wait_for("event=state_restored", 1);
     b.wait_for("event=state_restored", 1);
+    // The accounts check, every second, said once that it failed, and once that it works.
+    a.wait_for("the accounts can be read again", 1);
     tokio::time::sleep(Duration::from_millis(1000)).await;
     stop.store(true, Ordering::Release);
     let (answered, failed) = loader.await.unwrap();
@@ -398,6 +400,12 @@ async fn a_database_outage_is_spooled_and_replayed_exactly() {
     let log = a.stop();
     assert!(log.contains("spooling charges to"), "{log}");
     assert!(log.contains("spooled charges replayed"), "{log}");
+    assert_eq!(
+        log.matches("the accounts are read again every second")
+            .count(),
+        1,
+        "{log}"
+    );
     b.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -649,6 +649,14 @@ async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
     assert_eq!(usage["remaining_credits"], 1_000_000 - ok);
     let usage = usage_when(&c, &server, (&globex, "globex"), 1).await;
     assert_eq!(usage["used_credits"], 1);
+    // A /v2 request with the key alone: its line and span name the key's team.
+    let v2 = c
+        .get(server.url("/v2/cards?pageSize=1"))
+        .header("X-Api-Key", &globex)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(v2.status(), StatusCode::OK);
     // --log-format json: every line an object; the request lines agree with the answers.
     let log = server.stop();
     let lines: Vec<Value> = log
@@ -685,6 +693,16 @@ async fn a_burst_of_1000_lets_exactly_100_through_and_charges_exactly_those() {
         })
         .count() as u64;
     assert_eq!(spans, ok);
+    let v2_lines: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "request" && l["endpoint"] == "v2_cards")
+        .collect();
+    assert_eq!(v2_lines.len(), 1, "{log}");
+    assert_eq!(
+        (&v2_lines[0]["team"], &v2_lines[0]["span"]["team"]),
+        (&serde_json::json!("globex"), &serde_json::json!("globex")),
+        "{log}"
+    );
     // Start-up a person can follow: what was loaded, then a ready line with the card and
     // catalog counts, the snapshot, the state engine and its schema version.
     let ready = lines

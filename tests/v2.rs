@@ -311,42 +311,77 @@ async fn v2_queries_paging_order_and_errors() {
         body["totalCount"],
         json!(count(&|_, card| card["evolvesFrom"] == "Charmander"))
     );
-    // A documented difference: `legalities.standard` is a text field, so `legal` is one
-    // of the words of `Not Legal` too; `!` asks for the whole value.
-    let (_, body) = get(
-        &client,
-        &url("/v2/cards?q=legalities.standard:legal&pageSize=1"),
-    )
-    .await;
-    assert_eq!(
-        body["totalCount"],
-        json!(count(&|_, card| card["legalities"]["standard"].is_string()))
-    );
+    // `legalities.standard` is a keyword field: `legal` is `Legal`, not `Not Legal`.
     assert!(count(&|_, card| card["legalities"]["standard"] == "Not Legal") > 0);
-    let (_, body) = get(
-        &client,
-        &url("/v2/cards?q=!legalities.standard:legal&pageSize=1"),
-    )
-    .await;
-    assert_eq!(
-        body["totalCount"],
-        json!(count(&|_, card| card["legalities"]["standard"] == "Legal"))
-    );
-    // Another: the set's own legalities, updatedAt and images are searchable on /v2/sets,
-    // not from a card (a 400 naming the field).
-    for field in [
-        "set.updatedAt:2020",
-        "set.legalities.standard:legal",
-        "set.images.symbol:x",
-    ] {
-        let (s, body) = get(&client, &url(&format!("/v2/cards?q={field}"))).await;
-        assert_eq!(s, StatusCode::BAD_REQUEST, "{field}: {body}");
-        let name = field.split(':').next().unwrap();
-        assert!(
-            body["error"]["message"].as_str().unwrap().contains(name),
-            "{field}: {body}"
+    for q in ["legalities.standard:legal", "!legalities.standard:legal"] {
+        let (_, body) = get(&client, &url(&format!("/v2/cards?q={q}&pageSize=1"))).await;
+        assert_eq!(
+            body["totalCount"],
+            json!(count(&|_, card| card["legalities"]["standard"] == "Legal")),
+            "{q}"
         );
     }
+    // The set's fields that a card's own summary lacks are its set's, searched and sorted
+    // from the card as on /v2/sets (`Set.` in any case).
+    let sets_where = |f: &dyn Fn(&Value) -> bool| -> BTreeSet<String> {
+        data.sets
+            .iter()
+            .filter(|(_, set)| f(set))
+            .map(|(id, _)| id.to_string())
+            .collect()
+    };
+    let cards_of = |sets: &BTreeSet<String>| count(&|set, _| sets.contains(set));
+    let standard = sets_where(&|set| set["legalities"]["standard"] == "Legal");
+    let updated = sets_where(&|set| set["updatedAt"].as_str().unwrap() >= "2023/01/01");
+    assert!(!standard.is_empty() && standard.len() < data.sets.len());
+    assert!(!updated.is_empty() && updated.len() < data.sets.len());
+    for (q, sets) in [
+        ("set.legalities.standard:legal", &standard),
+        ("Set.Legalities.Standard:legal", &standard),
+        (
+            "-set.legalities.standard:legal",
+            &sets_where(&|set| set["legalities"]["standard"] != "Legal"),
+        ),
+        ("set.updatedAt:[2023/01/01 TO *]", &updated),
+        (
+            "set.images.symbol:*",
+            &sets_where(&|set| set["images"]["symbol"].is_string()),
+        ),
+    ] {
+        let (s, body) = get(
+            &client,
+            &url(&format!("/v2/cards?q={}&pageSize=1", segment(q))),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{q}: {body}");
+        assert_eq!(body["totalCount"], json!(cards_of(sets)), "{q}");
+    }
+    let (s, body) = get(
+        &client,
+        &url("/v2/cards?orderBy=-set.updatedAt,id&pageSize=250&select=id,set"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    // A date with a time sorts by its date (`YYYY/MM/DD`).
+    let day = |stamp: &Value| stamp.as_str().unwrap()[..10].to_string();
+    let stamps: Vec<String> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|card| day(&card["set"]["updatedAt"]))
+        .collect();
+    let latest = data.sets.values().map(|set| day(&set["updatedAt"])).max();
+    assert_eq!(stamps.first(), latest.as_ref());
+    assert!(stamps.windows(2).all(|w| w[0] >= w[1]), "{stamps:?}");
+    let (s, body) = get(&client, &url("/v2/cards?q=set.nmae:x")).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("set.name"),
+        "{body}"
+    );
     let (s, body) = get(
         &client,
         &url("/v2/sets?q=legalities.standard:legal&pageSize=1"),
@@ -358,12 +393,14 @@ async fn v2_queries_paging_order_and_errors() {
         json!(data
             .sets
             .values()
-            .filter(|s| s["legalities"]["standard"].is_string())
+            .filter(|s| s["legalities"]["standard"] == "Legal")
             .count())
     );
 
-    // A batch of ids as long as a page, as v2's users write it (pokemon-tcg-api #101).
-    let batch: BTreeSet<&str> = data
+    // A batch of ids as long as a page, as v2's users write it (pokemon-tcg-api #101):
+    // ids from across the data, and the longest batch of one set's first 250 ids (`swshp`,
+    // whose ids are long), percent-encoded as a client sends it.
+    let across: BTreeSet<&str> = data
         .cards
         .iter()
         .map(|(_, c)| c["id"].as_str().unwrap())
@@ -371,25 +408,50 @@ async fn v2_queries_paging_order_and_errors() {
         .step_by(80)
         .take(250)
         .collect();
-    assert_eq!(batch.len(), 250);
-    let q: Vec<String> = batch.iter().map(|id| format!("id:{id}")).collect();
-    assert!(q.join(" OR ").len() <= cardex::query::MAX_QUERY_BYTES);
-    let (s, body) = get(
-        &client,
-        &url(&format!(
-            "/v2/cards?q={}&pageSize=250",
-            segment(&q.join(" OR "))
-        )),
-    )
-    .await;
-    assert_eq!(s, StatusCode::OK, "{body}");
-    let got: BTreeSet<&str> = body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(got, batch);
+    let by_set = |set: &str| -> BTreeSet<&str> {
+        data.cards
+            .iter()
+            .filter(|(s, _)| s == set)
+            .map(|(_, c)| c["id"].as_str().unwrap())
+            .take(250)
+            .collect()
+    };
+    let batch_q = |batch: &BTreeSet<&str>| {
+        let terms: Vec<String> = batch.iter().map(|id| format!("id:{id}")).collect();
+        terms.join(" OR ")
+    };
+    let longest = data
+        .sets
+        .keys()
+        .map(|set| by_set(set))
+        .filter(|batch| batch.iter().all(|id| !id.contains(['*', '?'])))
+        .max_by_key(|batch| batch_q(batch).len())
+        .unwrap();
+    assert!(
+        batch_q(&longest).len() > 4096,
+        "{}",
+        batch_q(&longest).len()
+    );
+    for batch in [across, longest] {
+        assert_eq!(batch.len(), 250);
+        assert!(batch_q(&batch).len() <= cardex::query::MAX_QUERY_BYTES);
+        let (s, body) = get(
+            &client,
+            &url(&format!(
+                "/v2/cards?q={}&pageSize=250",
+                segment(&batch_q(&batch))
+            )),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{body}");
+        let got: BTreeSet<&str> = body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, batch);
+    }
 
     // Lucene's escapes: `?` in an id is the character, not a wildcard.
     let (s, body) = get(&client, &url("/v2/cards?q=id:ex10-%5C%3F")).await;
@@ -1122,13 +1184,13 @@ async fn price_figures_search_and_sort_as_rendered() {
         message.ends_with("the variants priced are `holofoil`, `normal`, `reverseHolofoil`"),
         "{message}"
     );
-    // Forty price terms fit in q as written (1,500 bytes), not as the engine reads them.
-    let many: Vec<String> = (0..40)
+    // Sixty price terms fit in q as written (2,300 bytes), not as the engine reads them.
+    let many: Vec<String> = (0..60)
         .map(|i| format!("tcgplayer.prices.holofoil.market:{i}"))
         .collect();
     let message = refused(vec![("q", many.join(" OR "))]).await;
     assert!(
-        message.contains("as the engine reads it is past the 4096 bytes"),
+        message.contains("as the engine reads it is past the 5120 bytes"),
         "{message}"
     );
     let (s, body) = ask(vec![("q", many[..20].join(" OR "))]).await;

@@ -202,9 +202,8 @@ pub struct Catalog {
     languages: Vec<String>,
     /// Per language (as in `languages`): its cards and its expansions.
     scopes: Vec<(RoaringBitmap, RoaringBitmap)>,
-    /// Whether the cards' `expansion.<field>` is their expansion's field, joined by
-    /// `expansion_id`: when no card carries an `expansion` of its own (cardex's own
-    /// layout) and they have an `expansion_id`.
+    /// Whether a card's `expansion.<field>` that no card carries itself is its
+    /// expansion's field, joined by `expansion_id`: when the cards have an `expansion_id`.
     joins_expansions: bool,
 }
 
@@ -236,10 +235,7 @@ impl Catalog {
         // so as long as the twins the cards' index keeps of them.
         let mut cards = loaded.cards;
         cards.add_twins_of(scopes.iter().map(|(cards, _)| cards));
-        let joins_expansions = cards.index().lookup("expansion_id").is_some()
-            && !cards
-                .fields()
-                .any(|f| f.path == "expansion" || f.path.starts_with("expansion."));
+        let joins_expansions = cards.index().lookup("expansion_id").is_some();
         Catalog {
             name: loaded.name,
             meta: loaded.meta,
@@ -295,9 +291,12 @@ impl Catalog {
         (target == Target::Cards && self.joins_expansions).then_some(&self.expansions)
     }
 
-    /// Whether a card's `expansion.<field>` is its expansion's field (in `q` and
-    /// `order_by`), joined by its `expansion_id`: when no card carries an `expansion` of its
-    /// own, as in cardex's own layout (imported catalogs carry theirs).
+    /// Whether a card's `expansion.<field>` (in `q` and `order_by`) is its expansion's
+    /// field, joined by its `expansion_id`, where no card carries that field itself: when
+    /// the cards have an `expansion_id`. Cards in cardex's own layout carry no
+    /// `expansion`, and every `expansion.<field>` is joined; imported cards carry a summary
+    /// of theirs (`expansion.name`), and the expansion's other fields are joined
+    /// (`expansion.legalities.standard`).
     ///
     /// ```
     /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
@@ -315,18 +314,27 @@ impl Catalog {
 
     /// The fields `order_by` accepts on a card search when `q` binds none of them: the
     /// cards' own ([`Collection::order_fields`]), and where the cards are joined to their
-    /// expansions ([`Catalog::joins_expansions`]) the expansions' as `expansion.<field>`.
+    /// expansions ([`Catalog::joins_expansions`]) the expansions' as `expansion.<field>`,
+    /// those the cards do not carry themselves.
     pub fn card_order_fields(&self) -> Vec<String> {
-        let own = self.cards.order_fields().into_iter().map(str::to_string);
+        let own: Vec<String> = self
+            .cards
+            .order_fields()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         let expansions = if self.joins_expansions {
             self.expansions.order_fields()
         } else {
             Vec::new()
         };
-        let joined = expansions
+        let schema = self.cards.schema();
+        let joined: Vec<String> = expansions
             .into_iter()
-            .map(|field| format!("expansion.{field}"));
-        own.chain(joined).collect()
+            .map(|field| format!("expansion.{field}"))
+            .filter(|field| schema.value_field(field).is_err())
+            .collect();
+        own.into_iter().chain(joined).collect()
     }
 
     /// The records of `target` in language `lang` (all records without a language).

@@ -12,7 +12,9 @@
 //!   `printed_total`, `language`, `language_code`, `release_date`) — the Pokémon TCG API
 //!   served the set inside each card as `set`, so `expansion.series:...` and
 //!   `order_by=-expansion.release_date` take the place of `set.series:...` and
-//!   `orderBy=-set.releaseDate`.
+//!   `orderBy=-set.releaseDate`; the set's other fields are its expansion's, joined by
+//!   `expansion_id` (`expansion.legalities.standard:legal`, see
+//!   [`crate::Catalog::joins_expansions`]).
 //!
 //! ```no_run
 //! use cardex::import::pokemon_tcg::{import, Options};

@@ -30,6 +30,12 @@ pub enum PlanErrorKind {
         /// The field as typed.
         field: String,
     },
+    /// A term on the field `*` other than `*:*` (every record), or `*:*` inside a nested
+    /// query.
+    EveryRecord {
+        /// The term is inside a nested query.
+        nested: bool,
+    },
     /// A nested query `field:( ... )` on a field that is not an array of objects.
     NotNested {
         /// The field as typed.
@@ -80,6 +86,14 @@ impl fmt::Display for PlanErrorKind {
             PlanErrorKind::NotNumeric { field } => write!(
                 f,
                 "field `{field}` holds no numbers, so ranges and comparisons cannot match it"
+            ),
+            PlanErrorKind::EveryRecord { nested: false } => f.write_str(
+                "`*` is no field: `*:*` matches every record, and any other value needs its \
+                 field named (`name:pikachu`)",
+            ),
+            PlanErrorKind::EveryRecord { nested: true } => f.write_str(
+                "`*:*` (every record) cannot be inside a nested query, whose terms name fields \
+                 of the elements; name a field (`field:*` matches the elements that have it)",
             ),
             PlanErrorKind::NotNested {
                 field,

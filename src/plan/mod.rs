@@ -31,7 +31,7 @@ use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
 use crate::index::{Field, FieldId, FieldKind, Index, Postings};
-use crate::query::{Bound, Expr, Mode, Query, Span, Spanned, Term, Test, Value};
+use crate::query::{Bound, Expr, Mode, Query, Span, Spanned, Term, Test, Value, EVERY_FIELD};
 use crate::schema::{FieldErrorKind, Schema};
 use crate::store::Collection;
 use crate::text::{fold, is_all_cjk, is_cjk, pattern_words, words, year, Pattern};
@@ -237,8 +237,8 @@ impl WordTest {
 impl<'c> Plan<'c> {
     /// Resolves `query` against `collection`, searching within `universe` (all records,
     /// or a language scope, labelled `scope`), and within `filter` when given (the cards
-    /// of one expansion). With `expansions`, the records are cards that do not carry their
-    /// expansion, and a term on `expansion.<field>` is the term `<field>` on these
+    /// of one expansion). With `expansions`, the records are cards, and a term on
+    /// `expansion.<field>` that no card carries itself is the term `<field>` on these
     /// expansions, joined to the cards by their `expansion_id`.
     pub(crate) fn new(
         query: &Query<'_>,
@@ -404,6 +404,9 @@ impl<'c> Resolver<'c> {
             Some(f) => (&*f.value, f.span, false),
             None => ("name", term.span, true),
         };
+        if typed == EVERY_FIELD && !bare {
+            return self.every_record(term);
+        }
         let id = match Schema::new(self.index).value_field(typed) {
             Ok(id) => id,
             Err(e) => match self.joined(term, typed)? {
@@ -436,8 +439,24 @@ impl<'c> Resolver<'c> {
         }
     }
 
-    /// A term on `expansion.<field>` of cards that do not carry their expansion (see
-    /// [`Plan::new`]): the term on `<field>` run over the expansions now (they are few),
+    /// `*:*`, Lucene's every record: every record of the search (its scope and filter).
+    /// Any other test on `*` is refused, as is `*:*` inside a nested query, where the
+    /// records are elements.
+    fn every_record(&self, term: &Term<'_>) -> Result<Node<'c>, PlanError> {
+        let every = matches!(&term.test, Test::Value(Value::Word(w)) if w.value == "*");
+        if every && self.context.is_none() {
+            return Ok(Node::All);
+        }
+        Err(self.error(
+            PlanErrorKind::EveryRecord {
+                nested: self.context.is_some(),
+            },
+            term.span,
+        ))
+    }
+
+    /// A term on an `expansion.<field>` that the cards do not carry (see [`Plan::new`]):
+    /// the term on `<field>` run over the expansions now (they are few),
     /// and the cards whose `expansion_id` is one of those it matches. `None` when this is
     /// not such a term.
     fn joined(&self, term: &Term<'_>, typed: &str) -> Result<Option<Node<'c>>, PlanError> {
@@ -985,6 +1004,7 @@ fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
             children: children.into_iter().map(on).collect(),
         },
         PlanErrorKind::NotNumeric { field } => PlanErrorKind::NotNumeric { field: on(field) },
+        PlanErrorKind::EveryRecord { nested } => PlanErrorKind::EveryRecord { nested },
         PlanErrorKind::NotNested {
             field,
             holds,

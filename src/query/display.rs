@@ -3,7 +3,7 @@
 //! `NOT`; nested `AND`/`OR` groups keep their parentheses; phrases are re-escaped.
 //!
 //! Spelling `AND` out makes the canonical form longer than `a b c`: the display of a
-//! query close to the 4,096-byte limit can be longer than the limit (and is then refused
+//! query close to the 5,120-byte limit can be longer than the limit (and is then refused
 //! by [`crate::query::parse`] as too long, though it is otherwise valid).
 
 use std::fmt::{self, Display, Formatter, Write};

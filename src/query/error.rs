@@ -35,7 +35,7 @@ impl fmt::Display for Found {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParseErrorKind {
-    /// The query is longer than the limit (4,096 bytes of UTF-8).
+    /// The query is longer than the limit (5,120 bytes of UTF-8).
     QueryTooLong {
         /// Length of the query in bytes.
         len: usize,

@@ -99,6 +99,7 @@ pub use crate::text::{fold, is_all_cjk, pattern_words, words, Words};
 pub use ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 pub use error::{Diagnostic, Found, ParseError, ParseErrorKind};
 pub(crate) use parser::parse_with_max_len;
+pub(crate) use parser::EVERY_FIELD;
 pub use parser::{parse, MAX_DEPTH, MAX_QUERY_BYTES, MAX_TERMS};
 
 #[cfg(test)]

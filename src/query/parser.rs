@@ -22,12 +22,13 @@ use super::ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term
 use super::error::{Found, ParseError, ParseErrorKind};
 
 /// The longest query accepted, in bytes of UTF-8: room for a batch of ids as long as a v2
-/// page (250, 7.5 bytes each on average in the Pokémon TCG data), written `id:a OR id:b …`
-/// (Pokémon TCG API users' way to fetch by ids), which percent-encoded fits in the server's
-/// 8 KiB request URI; and short enough that a `q` of this many characters, each
-/// percent-encoded to 12 bytes, stays under the `http` crate's 64 KiB URI limit, so that
-/// the server, not hyper, answers it (a JSON `414` or `400`, never hyper's empty one).
-pub const MAX_QUERY_BYTES: usize = 4096;
+/// page (250), written `id:a OR id:b …` (Pokémon TCG API users' way to fetch by ids), for
+/// every set of the Pokémon TCG data (the longest, `swshp`'s first 250, is 4,996 bytes),
+/// which percent-encoded fits in the server's 8 KiB request URI; and short enough that a
+/// `q` of this many characters, each percent-encoded to 12 bytes, stays under the `http`
+/// crate's 64 KiB URI limit, so that the server, not hyper, answers it (a JSON `414` or
+/// `400`, never hyper's empty one).
+pub const MAX_QUERY_BYTES: usize = 5120;
 /// The deepest nesting of parentheses accepted.
 pub const MAX_DEPTH: usize = 32;
 /// The most terms accepted in one query (a grouped value counts as one): a batch of 250
@@ -447,7 +448,12 @@ impl QueryParser {
                 },
             );
         }
-        if let Ok((after_field, name)) = field_name(rest) {
+        // `*:*`, Lucene's every record, is a term on the field `*` (see [`EVERY_FIELD`]).
+        let named = field_name(rest).ok().or_else(|| {
+            let after = rest.strip_prefix(EVERY_FIELD)?;
+            after.starts_with(':').then_some((after, EVERY_FIELD))
+        });
+        if let Some((after_field, name)) = named {
             let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
             if let Some(value_start) = after_field.strip_prefix(':') {
                 // `hp:>100`, Lucene's and Elasticsearch's way to write `hp>100`.
@@ -1037,6 +1043,10 @@ fn separator(rest: &str) -> Result<&str, nom::Err<PErr>> {
         .map(|(rest, ())| rest)
     }
 }
+
+/// The field of Lucene's `*:*`, every record. The parser takes it before `:` like a field
+/// name; the planner reads `*:*` as every record and refuses any other value there.
+pub(crate) const EVERY_FIELD: &str = "*";
 
 /// A dotted field name: segments of ASCII letters, digits and `_`, the first starting with
 /// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`).

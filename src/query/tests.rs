@@ -509,12 +509,12 @@ fn limits() {
         kind(&long),
         ParseErrorKind::QueryTooLong {
             len: 8400,
-            max: 4096
+            max: 5120
         }
     );
     let err = parse(&long).unwrap_err();
-    assert_eq!(err.offset(), 4096);
-    assert!(parse(&"a".repeat(4096)).is_ok());
+    assert_eq!(err.offset(), 5120);
+    assert!(parse(&"a".repeat(5120)).is_ok());
 
     let deep = format!("{}a{}", "(".repeat(33), ")".repeat(33));
     assert_eq!(kind(&deep), ParseErrorKind::DepthLimitExceeded { max: 32 });

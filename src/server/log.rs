@@ -46,12 +46,14 @@ pub(super) fn request_span(method: &Method, path: &str, team: Option<&str>) -> t
 }
 
 /// What a request came to, for its log line.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Outcome {
-    /// The endpoint's name (`cards`, `usage`, ...), when a route matched.
+    /// The endpoint's name (`cards`, `usage`, `v2_cards`, ...), when a route matched.
     pub endpoint: Option<&'static str>,
     /// The credits charged.
     pub credits: u64,
+    /// The team its `X-Api-Key` alone named (a `/v2` request without `X-Team-ID`).
+    pub team: Option<std::sync::Arc<str>>,
 }
 
 /// Logs one request: its method, path, endpoint, status, team, credits and latency,
@@ -67,7 +69,11 @@ pub(super) fn request(
     took: Duration,
 ) {
     let ms = took.as_secs_f64() * 1000.0;
+    let team = outcome.team.as_deref().or(team);
     let _entered = span.map(|span| {
+        if let Some(team) = &outcome.team {
+            span.record("team", &**team);
+        }
         span.record("endpoint", outcome.endpoint.unwrap_or("-"));
         span.record("status", status);
         span.record("credits", outcome.credits);

@@ -33,10 +33,11 @@ pub(super) async fn meter(
     request: Request,
     next: Next,
 ) -> Response {
-    let (mut response, credits) = metered(&service, endpoint, None, request, next).await;
+    let (mut response, credits, _) = metered(&service, endpoint, None, request, next).await;
     response.extensions_mut().insert(log::Outcome {
         endpoint: Some(endpoint.name()),
         credits,
+        team: None,
     });
     response
 }
@@ -49,11 +50,12 @@ pub(super) async fn meter_v2(
     request: Request,
     next: Next,
 ) -> Response {
-    let (mut response, credits) =
+    let (mut response, credits, team) =
         metered(&service, route.charged_as(), Some(route), request, next).await;
     response.extensions_mut().insert(log::Outcome {
         endpoint: Some(route.name()),
         credits,
+        team,
     });
     response
 }
@@ -62,21 +64,22 @@ pub(super) async fn meter_v2(
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddr(pub std::net::SocketAddr);
 
-/// [`meter`]'s answer and the credits it charged; `v2` for a `/v2` route.
+/// [`meter`]'s answer, the credits it charged, and the team when the key alone named it
+/// (`v2`, for a `/v2` route, without `X-Team-ID`), for the log line.
 async fn metered(
     service: &Service,
     endpoint: Endpoint,
     v2: Option<V2Route>,
     mut request: Request,
     next: Next,
-) -> (Response, u64) {
+) -> (Response, u64, Option<Arc<str>>) {
     let Some(m) = &service.metered else {
-        return (next.run(request).await, 0);
+        return (next.run(request).await, 0, None);
     };
     // A path that is not UTF-8 once decoded is refused before anything is counted, as
     // the handler would refuse it.
     if !path_is_utf8(request.uri().path()) {
-        return (invalid_path(), 0);
+        return (invalid_path(), 0, None);
     }
     let headers = request.headers();
     // A credential sent twice is ambiguous (which one names the team?): refused, as
@@ -92,14 +95,14 @@ async fn metered(
             format!("{twice} is sent more than once: send it once"),
             json!({"repeated": twice}),
         );
-        return (response, 0);
+        return (response, 0, None);
     }
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
     let roster = m.roster();
     let key = header("x-api-key").filter(|k| !k.is_empty());
     let named_team = header("x-team-id").filter(|t| !t.is_empty());
     let credentials = match (v2, key, named_team) {
-        (Some(_), None, _) => return (anonymous(service, request, next).await, 0),
+        (Some(_), None, _) => return (anonymous(service, request, next).await, 0, None),
         (Some(_), Some(key), None) => roster.keys.owner(key),
         _ => roster.keys.check(header("x-api-key"), header("x-team-id")),
     };
@@ -120,7 +123,7 @@ async fn metered(
                 ),
                 json!({"missing": missing}),
             );
-            return (response, 0);
+            return (response, 0, None);
         }
         Credentials::Invalid => {
             let response = error_response(
@@ -144,12 +147,13 @@ async fn metered(
                 },
                 json!({}),
             );
-            return (response, 0);
+            return (response, 0, None);
         }
     };
+    let named_by_key = named_team.is_none().then(|| roster.ids[team].clone());
     let checked = match m.charging.before(team) {
         Ok(checked) => checked,
-        Err(refused) => return (rate_limited(&m.charging, refused), 0),
+        Err(refused) => return (rate_limited(&m.charging, refused), 0, named_by_key),
     };
     request.extensions_mut().insert(Admitted(team));
     let response = next.run(request).await;
@@ -163,8 +167,8 @@ async fn metered(
         .after(checked, team, &roster.ids[team], credits)
         .await
     {
-        Ok(()) => (response, credits),
-        Err(NotCharged::Refused(refused)) => (rate_limited(&m.charging, refused), 0),
+        Ok(()) => (response, credits, named_by_key),
+        Err(NotCharged::Refused(refused)) => (rate_limited(&m.charging, refused), 0, named_by_key),
         Err(NotCharged::Unavailable(e)) => {
             log::event("state_error", &e.to_string());
             let response = error_response(
@@ -173,7 +177,7 @@ async fn metered(
                 "the request could not be metered; it was not served".into(),
                 json!({}),
             );
-            (response, 0)
+            (response, 0, named_by_key)
         }
     }
 }

@@ -273,7 +273,7 @@ async fn guard(mut request: Request, next: Next, timeout: Duration, cors: Arc<Co
         response
             .extensions()
             .get::<log::Outcome>()
-            .copied()
+            .cloned()
             .unwrap_or_default(),
         started.elapsed(),
     );

@@ -431,15 +431,30 @@ async fn serve(
             refresh.tick().await;
             let mut accounts = tokio::time::interval(ACCOUNTS_CHECK);
             accounts.tick().await;
+            // A failing accounts check is logged once, not every second of an outage.
+            let mut accounts_failing = false;
             loop {
                 tokio::select! {
                     _ = accounts.tick() => match service.refresh_accounts().await {
-                        Ok(Some(teams)) => log::event(
-                            "accounts",
-                            &format!("keys or teams changed in the state: {teams} teams now"),
-                        ),
-                        Ok(None) => {}
-                        Err(e) => log::event("state_error", &e.to_string()),
+                        Ok(changed) => {
+                            if std::mem::take(&mut accounts_failing) {
+                                log::event("accounts", "the accounts can be read again");
+                            }
+                            if let Some(teams) = changed {
+                                log::event(
+                                    "accounts",
+                                    &format!("keys or teams changed in the state: {teams} teams now"),
+                                );
+                            }
+                        }
+                        Err(e) => {
+                            if !std::mem::replace(&mut accounts_failing, true) {
+                                log::event(
+                                    "state_error",
+                                    &format!("{e}; the keys and teams read last stay in use, and the accounts are read again every second (said once it works)"),
+                                );
+                            }
+                        }
                     },
                     _ = sync.tick() => {
                         service.tick().await;

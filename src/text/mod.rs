@@ -155,6 +155,19 @@ pub fn is_cjk(c: char) -> bool {
     )
 }
 
+/// Whether `c` is a symbol that is a word of its own (a card's name tells `Nidoran ♀` from
+/// `Nidoran ♂`, and `★` and `◇` mark kinds of cards): the Geometric Shapes, Miscellaneous
+/// Symbols, Dingbats, Miscellaneous Symbols and Arrows, and pictograph blocks.
+pub(crate) fn is_symbol_word(c: char) -> bool {
+    matches!(c,
+        '\u{25A0}'..='\u{25FF}'        // Geometric Shapes: ◇ ◆ ○ ●
+        | '\u{2600}'..='\u{26FF}'      // Miscellaneous Symbols: ★ ☆ ♀ ♂ ♠
+        | '\u{2700}'..='\u{27BF}'      // Dingbats
+        | '\u{2B00}'..='\u{2BFF}'      // Miscellaneous Symbols and Arrows: ⭐
+        | '\u{1F300}'..='\u{1FAFF}'    // pictographs and emoji
+    )
+}
+
 /// Per byte: whether it is an ASCII letter or digit (a word byte of an ASCII text).
 const ASCII_WORD: [bool; 256] = ascii_table(false);
 /// [`ASCII_WORD`] with `*` and `?` (the word bytes of an ASCII query pattern).
@@ -178,11 +191,15 @@ fn is_word_char(c: char) -> bool {
 }
 
 /// The words of an already folded text: maximal runs of letters and digits, where a change
-/// between CJK and other characters also ends a word.
+/// between CJK and other characters also ends a word, and each symbol (the Geometric
+/// Shapes, Miscellaneous Symbols, Dingbats, Miscellaneous Symbols and Arrows, and
+/// pictograph blocks: `★`, `◇`, `♀`) is a word of its own.
 ///
 /// ```
 /// let w: Vec<&str> = cardex::query::words("boss's orders (ghetsis)").collect();
 /// assert_eq!(w, ["boss", "s", "orders", "ghetsis"]);
+/// let w: Vec<&str> = cardex::query::words("team rocket's nidoran♀ ★").collect();
+/// assert_eq!(w, ["team", "rocket", "s", "nidoran", "♀", "★"]);
 /// ```
 pub fn words(folded: &str) -> Words<'_> {
     Words {
@@ -296,6 +313,15 @@ impl<'a> Iterator for Words<'a> {
         // Whether the current word is CJK; undecided while it holds only wildcards.
         let mut cjk_run: Option<bool> = None;
         for (i, c) in self.rest.char_indices() {
+            if !c.is_ascii() && is_symbol_word(c) {
+                // A symbol ends the word before it, and is one itself.
+                let (word, at) = match start {
+                    Some(s) => (&self.rest[s..i], i),
+                    None => (&self.rest[i..i + c.len_utf8()], i + c.len_utf8()),
+                };
+                self.rest = &self.rest[at..];
+                return Some(word);
+            }
             let part = if c.is_ascii() {
                 c.is_ascii_alphanumeric() || is_wildcard(c)
             } else {

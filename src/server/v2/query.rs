@@ -18,13 +18,21 @@ pub(crate) enum Of {
     Sets,
 }
 
-/// The engine's name for the v2 field path `field` of a card or a set.
+/// The engine's name for the v2 field path `field` of a card or a set. Its case is the
+/// engine's concern (a field name's case tells no two fields apart), so `Set.id` and
+/// `PTCGOCODE` are renamed too.
 pub(crate) fn field(field: &str, of: Of) -> Cow<'_, str> {
-    match (of, field.strip_prefix("set.")) {
-        (Of::Cards, Some("id")) => Cow::Borrowed("expansion_id"),
-        (Of::Cards, Some("ptcgoCode")) => Cow::Borrowed("expansion.code"),
+    let set_field = field
+        .get(..4)
+        .filter(|head| head.eq_ignore_ascii_case("set."))
+        .map(|_| &field[4..]);
+    match (of, set_field) {
+        (Of::Cards, Some(id)) if id.eq_ignore_ascii_case("id") => Cow::Borrowed("expansion_id"),
+        (Of::Cards, Some(code)) if code.eq_ignore_ascii_case("ptcgoCode") => {
+            Cow::Borrowed("expansion.code")
+        }
         (Of::Cards, Some(rest)) => Cow::Owned(format!("expansion.{}", snake_case(rest))),
-        (Of::Sets, _) if field == "ptcgoCode" => Cow::Borrowed("code"),
+        (Of::Sets, _) if field.eq_ignore_ascii_case("ptcgoCode") => Cow::Borrowed("code"),
         _ => Cow::Borrowed(field),
     }
 }
@@ -406,6 +414,13 @@ mod tests {
             r#"expansion_id:base1 AND (expansion.series:"Scarlet & Violet" OR -expansion.code:BS) name:pika*"#
         );
         assert_eq!(cards("set.releaseDate:2020"), "expansion.release_date:2020");
+        // A field name's case tells no two fields apart, `set.` included.
+        assert_eq!(
+            cards("Set.id:base1 SET.PTCGOCODE:BS Set.Name:base"),
+            "expansion_id:base1 expansion.code:BS expansion.name:base"
+        );
+        assert_eq!(field("PtcgoCode", Of::Sets), "code");
+        assert_eq!(field("settings.x", Of::Cards), "settings.x");
         assert_eq!(
             cards("nationalPokedexNumbers:25"),
             "nationalPokedexNumbers:25"
