@@ -451,7 +451,7 @@ impl QueryParser {
         // `*:*`, Lucene's every record, is a term on the field `*` (see [`EVERY_FIELD`]).
         let named = field_name(rest).ok().or_else(|| {
             let after = rest.strip_prefix(EVERY_FIELD)?;
-            after.starts_with(':').then_some((after, EVERY_FIELD))
+            (after.starts_with(':') || comparison(after).is_some()).then_some((after, EVERY_FIELD))
         });
         if let Some((after_field, name)) = named {
             let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));

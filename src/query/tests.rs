@@ -949,3 +949,33 @@ id:abc\\
     // escaped).
     assert_eq!(p("name:\"a\\b\""), "name:\"a\\\\b\"");
 }
+
+#[test]
+fn every_record_round_trips_in_each_form() {
+    // `*` takes a value, a comparison or a group like a field, and prints back so.
+    for q in [
+        "*:*",
+        "!*:*",
+        "-*:*",
+        "*:>5",
+        "*>5",
+        "*:(a OR b)",
+        "a *:* b",
+    ] {
+        crate::fuzzing::check_roundtrip(q);
+        let query = parse(q).unwrap();
+        let Some(Expr::Term(term)) = query.expr.as_ref().map(|e| match e {
+            Expr::Not(inner) => inner.as_ref(),
+            Expr::And(items) => &items[1],
+            other => other,
+        }) else {
+            panic!("{q}: {query:?}");
+        };
+        assert_eq!(term.field.as_ref().map(|f| &*f.value), Some("*"), "{q}");
+    }
+    // A bare `*` is still a value on `name`, and `*x:y` a bare value.
+    let bare = parse("*").unwrap();
+    assert!(matches!(&bare.expr, Some(Expr::Term(t)) if t.field.is_none()));
+    let bare = parse("*x:y").unwrap();
+    assert!(matches!(&bare.expr, Some(Expr::Term(t)) if t.field.is_none()));
+}
