@@ -69,6 +69,14 @@ pub fn field_kind(path: &str) -> FieldKind {
     }
 }
 
+/// `path` after `prefix`, which it starts with in any ASCII case (`Expansion.name` after
+/// `expansion.`): a field name's case tells no two fields apart.
+pub(crate) fn strip_field_prefix<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    let head = path.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &path[prefix.len()..])
+}
+
 /// The snake_case spelling of a camelCase path, segment by segment (`rarityCode` →
 /// `rarity_code`, `attacks.convertedEnergyCost` → `attacks.converted_energy_cost`).
 ///

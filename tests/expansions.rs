@@ -169,18 +169,21 @@ fn cards_search_and_sort_by_their_expansions_fields() {
     assert!(err.contains("(did you mean `expansion.name`?)"), "{err}");
 }
 
-/// Cards that carry an `expansion` of their own (as imported catalogs do) are searched on
-/// it, not joined; a card whose expansion lacks a field has none there.
+/// A field the cards carry in an `expansion` of their own (as imported catalogs do, a
+/// summary) is searched and sorted on as they carry it, not joined, for every card (one
+/// without it has none there); a field no card carries is the expansion's, joined.
 #[test]
-fn the_join_is_only_for_cards_without_their_own_expansion() {
+fn a_field_the_cards_carry_is_theirs_and_the_others_are_joined() {
     let dir = support::TempDir::new("join");
     dir.write(
         "own/expansions/e.json",
-        r#"[{"id": "e1", "name": "Other"}]"#,
+        r#"[{"id": "e1", "name": "Other", "code": "X1", "legalities": {"standard": "Legal"}, "updated_at": "2024/02/01 10:00:00"},
+            {"id": "e2", "name": "Second", "code": "X2", "legalities": {"standard": "Not Legal"}, "updated_at": "2023/05/01 10:00:00"}]"#,
     );
     dir.write(
         "own/cards/c.json",
-        r#"[{"id": "a", "expansion_id": "e1", "expansion": {"name": "Own"}}]"#,
+        r#"[{"id": "a", "expansion_id": "e1", "expansion": {"name": "Own"}},
+            {"id": "b", "expansion_id": "e2", "expansion": {"name": "Second", "code": "Y2"}}]"#,
     );
     dir.write(
         "joined/expansions/e.json",
@@ -201,6 +204,32 @@ fn the_join_is_only_for_cards_without_their_own_expansion() {
         found("own", "expansion.name:other", ""),
         Vec::<String>::new()
     );
+    // `code` is carried by one card: the cards' own, so `a` has none.
+    assert_eq!(found("own", "expansion.code:y2", ""), ["b"]);
+    assert_eq!(found("own", "expansion.code:x1", ""), Vec::<String>::new());
+    assert_eq!(found("own", "-expansion.code:*", ""), ["a"]);
+    // No card carries `legalities` or `updated_at`: their expansion's, in any case.
+    assert_eq!(
+        found("own", "expansion.legalities.standard:legal", ""),
+        ["a"]
+    );
+    assert_eq!(
+        found("own", "EXPANSION.Legalities.Standard:\"not legal\"", ""),
+        ["b"]
+    );
+    assert_eq!(found("own", "expansion.updated_at>=2024", ""), ["a"]);
+    assert_eq!(found("own", "", "expansion.updated_at"), ["b", "a"]);
+    assert_eq!(found("own", "", "-Expansion.Updated_At"), ["a", "b"]);
+    let c = engine.catalog("own").unwrap();
+    assert!(c.joins_expansions());
+    let fields = c.card_order_fields();
+    for field in ["expansion.name", "expansion.code", "expansion.updated_at"] {
+        assert_eq!(
+            fields.iter().filter(|f| *f == field).count(),
+            1,
+            "{field}: {fields:?}"
+        );
+    }
     assert_eq!(found("joined", "expansion.name:base", ""), ["b"]);
     assert_eq!(found("joined", "-expansion.name:*", ""), ["a"]);
     assert_eq!(found("joined", "", "-expansion.release_date"), ["b", "a"]);

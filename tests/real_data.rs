@@ -933,6 +933,9 @@ fn symbols_in_names_are_words_of_their_own() {
         let n = names(&|name| name.contains(symbol));
         assert!(n > 0, "{symbol}");
         assert_eq!(count(real, &format!("name:{symbol}")), n, "{symbol}");
+        // Wildcards around a symbol stay in its word (not a phrase with any word).
+        assert_eq!(count(real, &format!("name:{symbol}*")), n, "{symbol}*");
+        assert_eq!(count(real, &format!("name:*{symbol}")), n, "*{symbol}");
     }
     let female = names(&|name| name.contains("Nidoran ♀") || name.contains("Nidoran♀"));
     assert!(female < names(&|name| name.contains("Nidoran")));

@@ -847,7 +847,7 @@ fn parse_order_keys(
                     })
                 }
                 Err(e) => {
-                    let own = joined.zip(name.strip_prefix("expansion."));
+                    let own = joined.zip(crate::naming::strip_field_prefix(name, "expansion."));
                     let (e, prefix) = match own {
                         Some((expansions, own)) => match expansions.schema().value_field(own) {
                             Ok(field) => {

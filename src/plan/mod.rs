@@ -378,6 +378,9 @@ impl<'c> Resolver<'c> {
     }
 
     fn term(&self, term: &Term<'_>) -> Result<Node<'c>, PlanError> {
+        if term.field.as_ref().is_some_and(|f| f.value == EVERY_FIELD) {
+            return self.every_record(term);
+        }
         if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
             return self.nested(&field.value, field.span, inner, term.span);
         }
@@ -404,9 +407,6 @@ impl<'c> Resolver<'c> {
             Some(f) => (&*f.value, f.span, false),
             None => ("name", term.span, true),
         };
-        if typed == EVERY_FIELD && !bare {
-            return self.every_record(term);
-        }
         let id = match Schema::new(self.index).value_field(typed) {
             Ok(id) => id,
             Err(e) => match self.joined(term, typed)? {
@@ -464,7 +464,7 @@ impl<'c> Resolver<'c> {
         else {
             return Ok(None);
         };
-        let Some(own) = typed.strip_prefix("expansion.") else {
+        let Some(own) = crate::naming::strip_field_prefix(typed, "expansion.") else {
             return Ok(None);
         };
         let on_expansion = Term {

@@ -11,6 +11,7 @@
 //!         | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"   AND binds tighter than OR
 //!         | field ":" "(" or ")"               nested: the parentheses hold a term with a field
 //!         | ["!" | "^"] value                  a bare value searches `name`
+//!         | "*:*"                              every record (the planner refuses any other test on `*`)
 //! value   = word | "\"" phrase "\"" | range
 //! range   = ("[" | "{") bound "TO" bound ("]" | "}")       [ ] inclusive, { } exclusive
 //! bound   = number | "*"
@@ -94,7 +95,8 @@ mod parser;
 
 /// The rules values are matched by, the same for the index and the query: folding (NFKC,
 /// lower case, accents removed but kana voicing kept, plain quotes), words (letter and
-/// digit runs, split at CJK boundaries), and the words of a wildcard value.
+/// digit runs, split at CJK boundaries, and each symbol a word of its own), and the words
+/// of a wildcard value.
 pub use crate::text::{fold, is_all_cjk, pattern_words, words, Words};
 pub use ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 pub use error::{Diagnostic, Found, ParseError, ParseErrorKind};

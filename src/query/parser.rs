@@ -448,12 +448,7 @@ impl QueryParser {
                 },
             );
         }
-        // `*:*`, Lucene's every record, is a term on the field `*` (see [`EVERY_FIELD`]).
-        let named = field_name(rest).ok().or_else(|| {
-            let after = rest.strip_prefix(EVERY_FIELD)?;
-            (after.starts_with(':') || comparison(after).is_some()).then_some((after, EVERY_FIELD))
-        });
-        if let Some((after_field, name)) = named {
+        if let Some((after_field, name)) = term_field(rest) {
             let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
             if let Some(value_start) = after_field.strip_prefix(':') {
                 // `hp:>100`, Lucene's and Elasticsearch's way to write `hp>100`.
@@ -885,7 +880,7 @@ fn holds_field_term(inside: &str) -> bool {
             }
             _ => {
                 let token = &inside[i..];
-                if let Ok((after, _)) = field_name(token) {
+                if let Some((after, _)) = term_field(token) {
                     // A comparison is one whatever follows its operator (`market>=abc` is
                     // a bad number in a nested query, as it is outside one), so long as
                     // something does.
@@ -1042,6 +1037,15 @@ fn separator(rest: &str) -> Result<&str, nom::Err<PErr>> {
         )
         .map(|(rest, ())| rest)
     }
+}
+
+/// A term's field at the start of `input`, and what follows it: a dotted field name, or
+/// `*` (see [`EVERY_FIELD`]) before `:` or a comparison, so that `*:*` is a term on `*`.
+fn term_field(input: &str) -> Option<(&str, &str)> {
+    field_name(input).ok().or_else(|| {
+        let after = input.strip_prefix(EVERY_FIELD)?;
+        (after.starts_with(':') || comparison(after).is_some()).then_some((after, EVERY_FIELD))
+    })
 }
 
 /// The field of Lucene's `*:*`, every record. The parser takes it before `:` like a field

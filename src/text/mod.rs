@@ -200,6 +200,9 @@ fn is_word_char(c: char) -> bool {
 /// assert_eq!(w, ["boss", "s", "orders", "ghetsis"]);
 /// let w: Vec<&str> = cardex::query::words("team rocket's nidoran♀ ★").collect();
 /// assert_eq!(w, ["team", "rocket", "s", "nidoran", "♀", "★"]);
+/// // In a pattern, a symbol keeps the wildcards around it.
+/// let w: Vec<&str> = cardex::query::pattern_words("★* *♀ nido*♂").collect();
+/// assert_eq!(w, ["★*", "*♀", "nido*", "♂"]);
 /// ```
 pub fn words(folded: &str) -> Words<'_> {
     Words {
@@ -314,12 +317,20 @@ impl<'a> Iterator for Words<'a> {
         let mut cjk_run: Option<bool> = None;
         for (i, c) in self.rest.char_indices() {
             if !c.is_ascii() && is_symbol_word(c) {
-                // A symbol ends the word before it, and is one itself.
-                let (word, at) = match start {
-                    Some(s) => (&self.rest[s..i], i),
-                    None => (&self.rest[i..i + c.len_utf8()], i + c.len_utf8()),
+                // A symbol ends the word before it, and is one itself; in a pattern, with
+                // the wildcards around it (`★*`, `*♀` are patterns of one word).
+                let wildcards_only =
+                    start.is_some_and(|s| self.rest[s..i].chars().all(is_wildcard));
+                let (begin, end) = match start {
+                    Some(s) if !wildcards_only => (s, i),
+                    _ => {
+                        let after = &self.rest[i + c.len_utf8()..];
+                        let trailing = after.len() - after.trim_start_matches(is_wildcard).len();
+                        (start.unwrap_or(i), i + c.len_utf8() + trailing)
+                    }
                 };
-                self.rest = &self.rest[at..];
+                let word = &self.rest[begin..end];
+                self.rest = &self.rest[end..];
                 return Some(word);
             }
             let part = if c.is_ascii() {

@@ -22,10 +22,7 @@ pub(crate) enum Of {
 /// engine's concern (a field name's case tells no two fields apart), so `Set.id` and
 /// `PTCGOCODE` are renamed too.
 pub(crate) fn field(field: &str, of: Of) -> Cow<'_, str> {
-    let set_field = field
-        .get(..4)
-        .filter(|head| head.eq_ignore_ascii_case("set."))
-        .map(|_| &field[4..]);
+    let set_field = crate::naming::strip_field_prefix(field, "set.");
     match (of, set_field) {
         (Of::Cards, Some(id)) if id.eq_ignore_ascii_case("id") => Cow::Borrowed("expansion_id"),
         (Of::Cards, Some(code)) if code.eq_ignore_ascii_case("ptcgoCode") => {
@@ -96,7 +93,7 @@ impl PriceField {
     /// names none (it may still be under `tcgplayer` or `cardmarket`), and why not when it
     /// names one that no card is served with or that cardex does not render.
     pub(crate) fn of(path: &str, served: &Served) -> Option<Result<PriceField, String>> {
-        if let Some(rest) = path.strip_prefix("tcgplayer.prices.") {
+        if let Some(rest) = crate::naming::strip_field_prefix(path, "tcgplayer.prices.") {
             let (variant, figure) = rest.rsplit_once('.')?;
             if variant.contains('.') {
                 return None;
@@ -118,7 +115,10 @@ impl PriceField {
                     if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
                 )));
             }
-            let Some(&figure) = TCGPLAYER_FIGURES.iter().find(|&&f| f == figure) else {
+            let Some(&figure) = TCGPLAYER_FIGURES
+                .iter()
+                .find(|f| f.eq_ignore_ascii_case(figure))
+            else {
                 return Some(Err(format!(
                     "`{path}`: the prices cardex renders as `tcgplayer.prices.{variant}` have {}",
                     TCGPLAYER_FIGURES.map(|f| format!("`{f}`")).join(", ")
@@ -130,13 +130,16 @@ impl PriceField {
                 figure,
             }));
         }
-        let name = path.strip_prefix("cardmarket.prices.")?;
+        let name = crate::naming::strip_field_prefix(path, "cardmarket.prices.")?;
         if !served.cardmarket {
             return Some(Err(format!(
                 "`{path}`: no card here is served with `cardmarket` (no variant has a raw Near Mint price in EUR)"
             )));
         }
-        let Some(&(_, figure)) = CARDMARKET_FIGURES.iter().find(|(n, _)| *n == name) else {
+        let Some(&(_, figure)) = CARDMARKET_FIGURES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        else {
             return Some(Err(format!(
                 "`{path}`: the prices cardex renders as `cardmarket.prices` are {}",
                 CARDMARKET_FIGURES.map(|(n, _)| format!("`{n}`")).join(", ")
@@ -489,6 +492,15 @@ mod tests {
             cards("cardmarket.prices.lowPrice:(>1 AND <2)").unwrap(),
             "variants.prices:(!type:raw AND !currency:EUR AND (!condition:NM OR -condition:*) AND low:(>1 AND <2))"
         );
+        // Field names in capitals; the variant is the served key, as written.
+        assert_eq!(
+            cards("TCGPlayer.Prices.holofoil.MARKET>1 CardMarket.prices.LOWPRICE>1").unwrap(),
+            format!(
+                "variants:(^name:\"holofoil\" AND prices:({nm} AND market>1)) \
+                 variants.prices:(!type:raw AND !currency:EUR AND (!condition:NM OR -condition:*) AND low>1)"
+            )
+        );
+        assert!(cards("tcgplayer.prices.Holofoil.market>1").is_err());
         // Not on a catalog that does not render them, nor on sets.
         assert_eq!(
             q("tcgplayer.prices.holofoil.market>1", Of::Cards, None).unwrap(),
