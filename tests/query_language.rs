@@ -552,3 +552,38 @@ fn every_record_is_lucenes_star_colon_star() {
     let parsed = cardex::query::parse("*:* AND -rarity_code:C").unwrap();
     assert_eq!(parsed.to_string(), "*:* AND NOT rarity_code:C");
 }
+
+#[test]
+fn field_names_of_any_script_and_full_width_ones() {
+    // A snapshot's keys in other scripts are fields as ASCII ones are; a field name typed
+    // in full-width forms (a Japanese input method) is its ASCII one.
+    let dir = support::TempDir::new("unicode-fields");
+    dir.write("c/expansions/e.json", r#"[{"id": "e"}]"#);
+    dir.write(
+        "c/cards/c.json",
+        r#"[{"id": "a", "expansion_id": "e", "name": "Alpha", "名前": "アルファ", "größe": "gross", "hp": 120},
+            {"id": "b", "expansion_id": "e", "name": "Beta", "名前": "ベータ", "größe": "klein", "hp": 60}]"#,
+    );
+    let engine = cardex::Engine::open(dir.path()).unwrap();
+    let c = engine.catalog("c").unwrap();
+    let found = |q: &str| -> Vec<String> {
+        let page = c.search(&SearchRequest::new(q)).unwrap();
+        support::page_ids(c, &page)
+    };
+    assert_eq!(found("名前:アルファ"), ["a"]);
+    assert_eq!(found("größe:klein"), ["b"]);
+    assert_eq!(found("ｎａｍｅ:alpha"), ["a"]);
+    assert_eq!(found("ＮＡＭＥ:\"beta\" OR ｈｐ>100"), ["a", "b"]);
+    // Not a bare value any more: an unknown field is the error it is in ASCII.
+    let err = c
+        .search(&SearchRequest::new("ｎａｍｅｓ:alpha"))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("unknown field `names` (did you mean `name`?)"),
+        "{err}"
+    );
+    assert!(c.search(&SearchRequest::new("ピカチュウ:ex")).is_err());
+    let shown = cardex::query::parse("ｎａｍｅ:alpha").unwrap().to_string();
+    assert_eq!(shown, "name:alpha");
+}

@@ -242,6 +242,22 @@ async fn every_endpoint_and_parameter_without_accounts() {
         let (s, _, e) = get(&c, &url(path), None).await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{path}");
         assert_eq!(e["error"]["details"]["allowed"], allowed, "{path}");
+        // `include` there is a parameter the endpoint does not take, as `colour` is.
+        let include = path.replace("colour=red", "include=prices");
+        let (s, _, e) = get(&c, &url(&include), None).await;
+        let expansion = !include.contains("/cards");
+        assert_eq!(
+            (s, error_code(&e)),
+            if expansion {
+                (StatusCode::BAD_REQUEST, "unknown_parameter")
+            } else {
+                (StatusCode::OK, "")
+            },
+            "{include}: {e}"
+        );
+        if expansion {
+            assert_eq!(e["error"]["details"]["allowed"], allowed, "{include}");
+        }
     }
     // A query-string value (or name) that is not UTF-8 once decoded is refused, as a path
     // is, rather than searched for with U+FFFD in it.

@@ -191,7 +191,7 @@ pub(crate) fn plain_query(query: &str) -> Option<Expr<'_>> {
         let text = Spanned::new(Cow::Borrowed(text), Span::new(offset(value), offset(after)));
         let term = Term {
             field: Some(Spanned::new(
-                Cow::Borrowed(name),
+                field_text(name),
                 Span::new(offset(rest), offset(after_field)),
             )),
             mode: Mode::Match,
@@ -449,7 +449,7 @@ impl QueryParser {
             );
         }
         if let Some((after_field, name)) = term_field(rest) {
-            let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
+            let field = Spanned::new(field_text(name), self.span(rest, after_field));
             if let Some(value_start) = after_field.strip_prefix(':') {
                 // `hp:>100`, Lucene's and Elasticsearch's way to write `hp>100`.
                 if let Some((op, number_start)) = comparison(value_start) {
@@ -1052,31 +1052,35 @@ fn term_field(input: &str) -> Option<(&str, &str)> {
 /// name; the planner reads `*:*` as every record and refuses any other value there.
 pub(crate) const EVERY_FIELD: &str = "*";
 
-/// A dotted field name: segments of ASCII letters, digits and `_`, the first starting with
-/// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`).
+/// A dotted field name: segments of letters (of any script), digits and `_`, the first
+/// starting with a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`,
+/// `名前`); full-width forms count as their ASCII ones (`ｎａｍｅ`, `ｓｅｔ．ｉｄ`, see
+/// [`field_text`]).
 fn field_name(input: &str) -> PResult<'_, &str> {
-    let bytes = input.as_bytes();
-    let starts = bytes
-        .first()
-        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_');
+    let starts = input
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '＿');
     // One pass: the name's length, and whether a `.` followed a `.` or ended it.
     let (mut after_dot, mut dotted_badly) = (false, false);
-    let len = if starts {
-        bytes
-            .iter()
-            .position(|&b| {
-                let dot = b == b'.';
-                if !(dot || FIELD_NAME_BYTES[usize::from(b)]) {
-                    return true;
-                }
-                dotted_badly |= dot && after_dot;
-                after_dot = dot;
-                false
-            })
-            .unwrap_or(bytes.len())
-    } else {
-        0
-    };
+    let bytes = input.as_bytes();
+    let mut len = 0;
+    while starts && len < bytes.len() {
+        // ASCII by its byte; any other character decoded.
+        let (dot, part, width) = match bytes[len] {
+            b if b.is_ascii() => (b == b'.', FIELD_NAME_BYTES[usize::from(b)], 1),
+            _ => {
+                let c = input[len..].chars().next().unwrap_or_default();
+                (c == '．', c.is_alphanumeric() || c == '＿', c.len_utf8())
+            }
+        };
+        if !(dot || part) {
+            break;
+        }
+        dotted_badly |= dot && after_dot;
+        after_dot = dot;
+        len += width;
+    }
     if len == 0 || dotted_badly || after_dot {
         // Not a field name; the caller reads the text as a bare value instead.
         return Err(nom::Err::Error(PErr {
@@ -1086,6 +1090,24 @@ fn field_name(input: &str) -> PResult<'_, &str> {
         }));
     }
     Ok((&input[len..], &input[..len]))
+}
+
+/// A field name as the planner reads it: its full-width letters, digits, `＿` and `．`
+/// as their ASCII forms (typed with a Japanese input method, `ｎａｍｅ` is `name`).
+fn field_text(name: &str) -> Cow<'_, str> {
+    if name.is_ascii() {
+        return Cow::Borrowed(name);
+    }
+    Cow::Owned(
+        name.chars()
+            .map(|c| match c {
+                '０'..='９' | 'Ａ'..='Ｚ' | 'ａ'..='ｚ' | '＿' | '．' => {
+                    char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)
+                }
+                other => other,
+            })
+            .collect(),
+    )
 }
 
 /// The bytes of a field name's segments: ASCII letters, digits and `_`.

@@ -168,8 +168,22 @@ fn field_names_are_dotted_segments() {
         Some("translation.en.name")
     );
     assert_eq!(field("hp>=5").as_deref(), Some("hp"));
+    // Letters of any script; full-width forms are the ASCII ones.
+    assert_eq!(field("é:x").as_deref(), Some("é"));
+    assert_eq!(field("名前.größe:x").as_deref(), Some("名前.größe"));
+    assert_eq!(field("ｓｅｔ．ｉｄ＿２:x").as_deref(), Some("set.id_2"));
     // Not field names, so the whole text is a bare value on `name`.
-    for bare in ["a..b:c", "a.:b", ".a:b", "1a:b", "a-b:c", "é:x", "a.b.:c"] {
+    for bare in [
+        "a..b:c",
+        "a.:b",
+        ".a:b",
+        "1a:b",
+        "a-b:c",
+        "a.b.:c",
+        "１a:b",
+        "．a:b",
+        "ｎａｍｅ：x",
+    ] {
         assert_eq!(field(bare), None, "{bare:?}");
     }
 }

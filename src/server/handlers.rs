@@ -113,13 +113,28 @@ const SERVED_EXPANSION_LIST_PARAMETERS: &[&str] =
 const SERVED_EXPANSION_ITEM_PARAMETERS: &[&str] = &["select", "casing"];
 
 /// An unknown parameter's error, listing the parameters `endpoint` takes as served (the
-/// engine lists its own, the same for cards and expansions).
+/// engine lists its own, the same for cards and expansions). `include` on an expansion
+/// endpoint, which the engine refuses as a value it cannot apply, is a parameter the
+/// endpoint does not take.
 fn served_allowed(e: Error, endpoint: Endpoint) -> Error {
     let Error::Parameter(p) = &e else { return e };
+    let expansions = matches!(endpoint, Endpoint::Expansions | Endpoint::Expansion);
+    if expansions && p.name() == "include" {
+        let allowed = if endpoint == Endpoint::Expansions {
+            SERVED_EXPANSION_LIST_PARAMETERS
+        } else {
+            SERVED_EXPANSION_ITEM_PARAMETERS
+        };
+        return ParameterError::new(
+            p.name(),
+            p.value(),
+            crate::ParameterErrorKind::Unknown { allowed },
+        )
+        .into();
+    }
     let crate::ParameterErrorKind::Unknown { allowed } = p.kind() else {
         return e;
     };
-    let expansions = matches!(endpoint, Endpoint::Expansions | Endpoint::Expansion);
     let served = match (*allowed == crate::LIST_PARAMETERS, expansions) {
         (true, false) => SERVED_LIST_PARAMETERS,
         (true, true) => SERVED_EXPANSION_LIST_PARAMETERS,
