@@ -368,6 +368,22 @@ fn a_price_sort_binds_through_the_variant() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("holds prices in EUR, USD"), "{error}");
+    // A condition on the variants alone binds no price (the contract): with the USD prices
+    // fixed beside it, `a`'s normal variant (700) still counts; inside it, it does not.
+    assert_eq!(
+        sorted(
+            "variants:(name:holofoil) AND variants.prices:(currency:USD AND condition:NM)",
+            "-variants.prices.market"
+        ),
+        ["a", "b", "d"]
+    );
+    assert_eq!(
+        sorted(
+            "variants:(name:holofoil AND prices:(currency:USD AND condition:NM))",
+            "-variants.prices.market"
+        ),
+        ["b", "d", "a"]
+    );
     // Under OR nothing binds: every USD price of the matches counts.
     assert_eq!(
         sorted(
