@@ -257,6 +257,15 @@ async fn every_endpoint_and_parameter_without_accounts() {
         );
         if expansion {
             assert_eq!(e["error"]["details"]["allowed"], allowed, "{include}");
+            // Whatever its value, and before the rest is read.
+            for other in ["include=", "include=x&q=((", "include=x&select=nope"] {
+                let (s, _, e) = get(&c, &url(&path.replace("colour=red", other)), None).await;
+                assert_eq!(
+                    (s, error_code(&e)),
+                    (StatusCode::BAD_REQUEST, "unknown_parameter"),
+                    "{other}: {e}"
+                );
+            }
         }
     }
     // A query-string value (or name) that is not UTF-8 once decoded is refused, as a path

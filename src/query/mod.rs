@@ -17,8 +17,8 @@
 //! bound   = number | "*"
 //! number  = date | ["-"] digits ["." digits]
 //! date    = YYYY/MM/DD | YYYY-MM-DD           the number YYYYMMDD, as date values compare
-//! field   = segment ("." segment)*             segment = letters (any script), digits, _; the first starts with a letter or _
-//!                                              (full-width forms are the ASCII ones: `ｎａｍｅ` is `name`)
+//! field   = segment ("." segment)*             segment = [A-Za-z0-9_]+, the first starting with a letter or _
+//!                                              (or their full-width forms, and `：` for `:`: `ｎａｍｅ：x` is `name:x`)
 //! word    = any characters but whitespace, "(" and ")"; "\" takes the next one in, whatever it is
 //! phrase  = any characters; \" and \\ are escapes
 //! ```

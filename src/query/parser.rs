@@ -450,7 +450,7 @@ impl QueryParser {
         }
         if let Some((after_field, name)) = term_field(rest) {
             let field = Spanned::new(field_text(name), self.span(rest, after_field));
-            if let Some(value_start) = after_field.strip_prefix(':') {
+            if let Some(value_start) = after_colon(after_field) {
                 // `hp:>100`, Lucene's and Elasticsearch's way to write `hp>100`.
                 if let Some((op, number_start)) = comparison(value_start) {
                     let written = &rest[..rest.len() - value_start.len()];
@@ -889,7 +889,7 @@ fn holds_field_term(inside: &str) -> bool {
                             .next()
                             .is_some_and(|b| b != b')' && !b.is_ascii_whitespace())
                     });
-                    if after.starts_with(':') || compares {
+                    if after_colon(after).is_some() || compares {
                         return true;
                     }
                 }
@@ -1044,7 +1044,8 @@ fn separator(rest: &str) -> Result<&str, nom::Err<PErr>> {
 fn term_field(input: &str) -> Option<(&str, &str)> {
     field_name(input).ok().or_else(|| {
         let after = input.strip_prefix(EVERY_FIELD)?;
-        (after.starts_with(':') || comparison(after).is_some()).then_some((after, EVERY_FIELD))
+        (after_colon(after).is_some() || comparison(after).is_some())
+            .then_some((after, EVERY_FIELD))
     })
 }
 
@@ -1052,15 +1053,15 @@ fn term_field(input: &str) -> Option<(&str, &str)> {
 /// name; the planner reads `*:*` as every record and refuses any other value there.
 pub(crate) const EVERY_FIELD: &str = "*";
 
-/// A dotted field name: segments of letters (of any script), digits and `_`, the first
-/// starting with a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`,
-/// `名前`); full-width forms count as their ASCII ones (`ｎａｍｅ`, `ｓｅｔ．ｉｄ`, see
-/// [`field_text`]).
+/// A dotted field name: segments of ASCII letters, digits and `_`, the first starting with
+/// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`), or their
+/// full-width forms (`ｎａｍｅ`, `ｓｅｔ．ｉｄ`, as a Japanese input method types them; see
+/// [`field_text`]). A word of other letters before `:` is a bare value (`リザードン:ex`).
 fn field_name(input: &str) -> PResult<'_, &str> {
     let starts = input
         .chars()
         .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '＿');
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || full_width_letter(c) || c == '＿');
     // One pass: the name's length, and whether a `.` followed a `.` or ended it.
     let (mut after_dot, mut dotted_badly) = (false, false);
     let bytes = input.as_bytes();
@@ -1071,7 +1072,8 @@ fn field_name(input: &str) -> PResult<'_, &str> {
             b if b.is_ascii() => (b == b'.', FIELD_NAME_BYTES[usize::from(b)], 1),
             _ => {
                 let c = input[len..].chars().next().unwrap_or_default();
-                (c == '．', c.is_alphanumeric() || c == '＿', c.len_utf8())
+                let part = full_width_letter(c) || matches!(c, '０'..='９' | '＿');
+                (c == '．', part, c.len_utf8())
             }
         };
         if !(dot || part) {
@@ -1090,6 +1092,17 @@ fn field_name(input: &str) -> PResult<'_, &str> {
         }));
     }
     Ok((&input[len..], &input[..len]))
+}
+
+/// Whether `c` is a full-width Latin letter (`ａ`–`ｚ`, `Ａ`–`Ｚ`).
+fn full_width_letter(c: char) -> bool {
+    matches!(c, 'ａ'..='ｚ' | 'Ａ'..='Ｚ')
+}
+
+/// What follows a field name's `:` (or a full-width `：`, as an input method in full-width
+/// mode types it), if `input` starts with one.
+fn after_colon(input: &str) -> Option<&str> {
+    input.strip_prefix(':').or_else(|| input.strip_prefix('：'))
 }
 
 /// A field name as the planner reads it: its full-width letters, digits, `＿` and `．`

@@ -168,11 +168,12 @@ fn field_names_are_dotted_segments() {
         Some("translation.en.name")
     );
     assert_eq!(field("hp>=5").as_deref(), Some("hp"));
-    // Letters of any script; full-width forms are the ASCII ones.
-    assert_eq!(field("é:x").as_deref(), Some("é"));
-    assert_eq!(field("名前.größe:x").as_deref(), Some("名前.größe"));
+    // Full-width forms are the ASCII ones, and so is a full-width colon after them.
     assert_eq!(field("ｓｅｔ．ｉｄ＿２:x").as_deref(), Some("set.id_2"));
-    // Not field names, so the whole text is a bare value on `name`.
+    assert_eq!(field("ｎａｍｅ：x").as_deref(), Some("name"));
+    assert_eq!(field("name：x").as_deref(), Some("name"));
+    // Not field names, so the whole text is a bare value on `name`: other letters before
+    // `:` are a card's words (`リザードン:ex`, `Pokémon:ex`).
     for bare in [
         "a..b:c",
         "a.:b",
@@ -182,7 +183,10 @@ fn field_names_are_dotted_segments() {
         "a.b.:c",
         "１a:b",
         "．a:b",
-        "ｎａｍｅ：x",
+        "é:x",
+        "リザードン:ex",
+        "名前.x:y",
+        "pokémon:ex",
     ] {
         assert_eq!(field(bare), None, "{bare:?}");
     }

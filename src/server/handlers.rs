@@ -87,6 +87,7 @@ fn catalog_answer(
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
             let camel = take_casing(&mut pairs)?;
+            expansions_take_no_include(endpoint, &pairs)?;
             let body = answer(catalog, &params, &pairs).map_err(|e| served_allowed(e, endpoint))?;
             Ok(if camel { camel_keys(body) } else { body })
         });
@@ -112,29 +113,34 @@ const SERVED_EXPANSION_LIST_PARAMETERS: &[&str] =
     &["q", "page", "page_size", "order_by", "select", "casing"];
 const SERVED_EXPANSION_ITEM_PARAMETERS: &[&str] = &["select", "casing"];
 
+/// `include` on an expansion endpoint, which serves no optional parts: a parameter the
+/// endpoint does not take, refused as an unknown one is, whatever its value and before
+/// anything else is read (the engine's search takes `include` and refuses it later).
+fn expansions_take_no_include(endpoint: Endpoint, pairs: &[(&str, &str)]) -> Result<(), Error> {
+    let allowed = match endpoint {
+        Endpoint::Expansions => SERVED_EXPANSION_LIST_PARAMETERS,
+        Endpoint::Expansion => SERVED_EXPANSION_ITEM_PARAMETERS,
+        _ => return Ok(()),
+    };
+    match pairs.iter().find(|(name, _)| *name == "include") {
+        Some(&(name, value)) => {
+            Err(
+                ParameterError::new(name, value, crate::ParameterErrorKind::Unknown { allowed })
+                    .into(),
+            )
+        }
+        None => Ok(()),
+    }
+}
+
 /// An unknown parameter's error, listing the parameters `endpoint` takes as served (the
-/// engine lists its own, the same for cards and expansions). `include` on an expansion
-/// endpoint, which the engine refuses as a value it cannot apply, is a parameter the
-/// endpoint does not take.
+/// engine lists its own, the same for cards and expansions).
 fn served_allowed(e: Error, endpoint: Endpoint) -> Error {
     let Error::Parameter(p) = &e else { return e };
-    let expansions = matches!(endpoint, Endpoint::Expansions | Endpoint::Expansion);
-    if expansions && p.name() == "include" {
-        let allowed = if endpoint == Endpoint::Expansions {
-            SERVED_EXPANSION_LIST_PARAMETERS
-        } else {
-            SERVED_EXPANSION_ITEM_PARAMETERS
-        };
-        return ParameterError::new(
-            p.name(),
-            p.value(),
-            crate::ParameterErrorKind::Unknown { allowed },
-        )
-        .into();
-    }
     let crate::ParameterErrorKind::Unknown { allowed } = p.kind() else {
         return e;
     };
+    let expansions = matches!(endpoint, Endpoint::Expansions | Endpoint::Expansion);
     let served = match (*allowed == crate::LIST_PARAMETERS, expansions) {
         (true, false) => SERVED_LIST_PARAMETERS,
         (true, true) => SERVED_EXPANSION_LIST_PARAMETERS,
