@@ -185,13 +185,14 @@ pub(crate) fn plain_query(query: &str) -> Option<Expr<'_>> {
             },
         };
         rest = term_start;
-        let (after_field, name) = field_name(rest).ok()?;
+        // ASCII names only: the productions read full-width ones.
+        let (after_field, name) = ascii_field_name(rest)?.ok()?;
         let value = after_field.strip_prefix(':')?;
         let (text, after) = plain_value(value)?;
         let text = Spanned::new(Cow::Borrowed(text), Span::new(offset(value), offset(after)));
         let term = Term {
             field: Some(Spanned::new(
-                field_text(name),
+                Cow::Borrowed(name),
                 Span::new(offset(rest), offset(after_field)),
             )),
             mode: Mode::Match,
@@ -1057,33 +1058,75 @@ pub(crate) const EVERY_FIELD: &str = "*";
 /// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`), or their
 /// full-width forms (`ｎａｍｅ`, `ｓｅｔ．ｉｄ`, as a Japanese input method types them; see
 /// [`field_text`]). A word of other letters before `:` is a bare value (`リザードン:ex`).
+#[inline]
 fn field_name(input: &str) -> PResult<'_, &str> {
+    ascii_field_name(input).unwrap_or_else(|| wide_field_name(input))
+}
+
+/// [`field_name`] in ASCII: `None` where a character that is not ASCII may go on the name
+/// (or start it).
+#[inline]
+fn ascii_field_name(input: &str) -> Option<PResult<'_, &str>> {
+    let bytes = input.as_bytes();
+    let starts = bytes
+        .first()
+        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_');
+    // One pass over ASCII bytes: the name's length, and whether a `.` followed a `.` or
+    // ended it.
+    let (mut after_dot, mut dotted_badly) = (false, false);
+    let len = if starts {
+        bytes
+            .iter()
+            .position(|&b| {
+                let dot = b == b'.';
+                if !(dot || FIELD_NAME_BYTES[usize::from(b)]) {
+                    return true;
+                }
+                dotted_badly |= dot && after_dot;
+                after_dot = dot;
+                false
+            })
+            .unwrap_or(bytes.len())
+    } else {
+        0
+    };
+    if bytes.get(len).is_some_and(|b| !b.is_ascii()) {
+        // A full-width form, or a letter of another script: read character by character.
+        return None;
+    }
+    Some(field_name_of(input, len, dotted_badly || after_dot))
+}
+
+/// [`field_name`] where a character is not ASCII.
+#[cold]
+fn wide_field_name(input: &str) -> PResult<'_, &str> {
     let starts = input
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || full_width_letter(c) || c == '＿');
-    // One pass: the name's length, and whether a `.` followed a `.` or ended it.
     let (mut after_dot, mut dotted_badly) = (false, false);
-    let bytes = input.as_bytes();
     let mut len = 0;
-    while starts && len < bytes.len() {
-        // ASCII by its byte; any other character decoded.
-        let (dot, part, width) = match bytes[len] {
-            b if b.is_ascii() => (b == b'.', FIELD_NAME_BYTES[usize::from(b)], 1),
-            _ => {
-                let c = input[len..].chars().next().unwrap_or_default();
-                let part = full_width_letter(c) || matches!(c, '０'..='９' | '＿');
-                (c == '．', part, c.len_utf8())
-            }
+    for c in input.chars().take_while(|_| starts) {
+        let dot = c == '.' || c == '．';
+        let part = if c.is_ascii() {
+            FIELD_NAME_BYTES[c as usize]
+        } else {
+            full_width_letter(c) || matches!(c, '０'..='９' | '＿')
         };
         if !(dot || part) {
             break;
         }
         dotted_badly |= dot && after_dot;
         after_dot = dot;
-        len += width;
+        len += c.len_utf8();
     }
-    if len == 0 || dotted_badly || after_dot {
+    field_name_of(input, len, dotted_badly || after_dot)
+}
+
+/// The field name of `len` bytes at the start of `input`, unless it is empty or `badly`
+/// dotted.
+fn field_name_of(input: &str, len: usize, badly: bool) -> PResult<'_, &str> {
+    if len == 0 || badly {
         // Not a field name; the caller reads the text as a bare value instead.
         return Err(nom::Err::Error(PErr {
             rest_len: input.len(),
@@ -1107,20 +1150,27 @@ fn after_colon(input: &str) -> Option<&str> {
 
 /// A field name as the planner reads it: its full-width letters, digits, `＿` and `．`
 /// as their ASCII forms (typed with a Japanese input method, `ｎａｍｅ` is `name`).
+#[inline]
 fn field_text(name: &str) -> Cow<'_, str> {
     if name.is_ascii() {
-        return Cow::Borrowed(name);
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(ascii_forms(name))
     }
-    Cow::Owned(
-        name.chars()
-            .map(|c| match c {
-                '０'..='９' | 'Ａ'..='Ｚ' | 'ａ'..='ｚ' | '＿' | '．' => {
-                    char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)
-                }
-                other => other,
-            })
-            .collect(),
-    )
+}
+
+/// [`field_text`] of a name that is not ASCII.
+#[cold]
+#[inline(never)]
+fn ascii_forms(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            '０'..='９' | 'Ａ'..='Ｚ' | 'ａ'..='ｚ' | '＿' | '．' => {
+                char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// The bytes of a field name's segments: ASCII letters, digits and `_`.
