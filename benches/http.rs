@@ -35,6 +35,10 @@ use cardex::server::{router, serve_connections, CorsOrigins, ServeConfig, Servic
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// The `cardex` command's allocator, so that the service is measured as it runs.
+#[path = "../src/cli/allocator.rs"]
+mod allocator;
+
 const TEAMS: usize = 2000;
 /// Rounds of each, interleaved: the best of each is compared, so a moment when the
 /// machine is busy with something else does not decide the ratio.
@@ -140,6 +144,7 @@ fn report(name: &str, took: Duration, mut latencies: Vec<u32>) -> (f64, u32) {
 }
 
 fn main() {
+    allocator::configure();
     // `cargo bench` passes `--bench`; `cargo test --benches` would pass nothing: run only
     // when benchmarking.
     if !std::env::args().any(|a| a == "--bench") {

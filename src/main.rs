@@ -16,6 +16,9 @@ use std::process::ExitCode;
 
 use cardex::{Engine, Error, ItemRequest, SearchRequest};
 
+#[path = "cli/allocator.rs"]
+mod allocator;
+
 #[cfg(feature = "server")]
 #[path = "cli/logging.rs"]
 mod logging;
@@ -472,6 +475,7 @@ enum Failure {
 }
 
 fn main() -> ExitCode {
+    allocator::configure();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
