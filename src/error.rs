@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use serde_json::json;
+
 use crate::load::LoadError;
 use crate::plan::PlanError;
 use crate::query::ParseError;
@@ -156,7 +158,7 @@ impl fmt::Display for NotFound {
 /// One enum with a variant per layer (query text, query against the catalog, request
 /// parameters, lookups, snapshot loading), each holding a typed error with its own kinds,
 /// in the way of tantivy's `TantivyError`. It knows no transport: the HTTP service maps
-/// each variant to a status and an error body (`cardex::server::error_body`).
+/// each variant to a status and an error body ([`error_body`]).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -240,4 +242,75 @@ impl From<LoadError> for Error {
     fn from(e: LoadError) -> Error {
         Error::Load(e)
     }
+}
+
+/// The HTTP status of an engine error: 400 for the request's own mistakes (its query or
+/// parameters), 404 for what does not exist, 500 for a snapshot that cannot be loaded.
+///
+/// ```
+/// let err = cardex::Error::from(cardex::query::parse("hp>=").unwrap_err());
+/// assert_eq!(cardex::error_status(&err), 400);
+/// ```
+pub fn error_status(error: &Error) -> u16 {
+    match error {
+        Error::Parse(_) | Error::Plan(_) | Error::Parameter(_) => 400,
+        Error::NotFound(_) => 404,
+        Error::Load(_) => 500,
+    }
+}
+
+/// The error code of an engine error in the error body: `invalid_query`,
+/// `unknown_parameter`, `invalid_parameter`, `not_found` or `snapshot_error`.
+///
+/// ```
+/// let err = cardex::ItemRequest::from_params([("q", "x")]).unwrap_err();
+/// assert_eq!(cardex::error_code(&err), "unknown_parameter");
+/// ```
+pub fn error_code(error: &Error) -> &'static str {
+    match error {
+        Error::Parse(_) | Error::Plan(_) => "invalid_query",
+        Error::Parameter(p) => match p.kind() {
+            ParameterErrorKind::Unknown { .. } => "unknown_parameter",
+            _ => "invalid_parameter",
+        },
+        Error::NotFound(_) => "not_found",
+        Error::Load(_) => "snapshot_error",
+    }
+}
+
+/// The error body of an engine error. Query errors carry `position` (byte offset),
+/// `column` (character, 1-based) and `end` in `details`; parameter errors the parameter
+/// and its value (or the parameters allowed); an unknown catalog or language the ones
+/// there are.
+///
+/// ```
+/// let err = cardex::Error::from(cardex::query::parse("hp>=").unwrap_err());
+/// let body = cardex::error_body(&err);
+/// assert_eq!(body["error"]["details"]["position"], 4);
+/// assert_eq!(body["error"]["code"], "invalid_query");
+/// ```
+pub fn error_body(error: &Error) -> serde_json::Value {
+    let details = match error {
+        Error::Parse(e) => {
+            json!({"position": e.offset(), "column": e.column(), "end": e.span().end})
+        }
+        Error::Plan(e) => {
+            json!({"position": e.offset(), "column": e.column(), "end": e.span().end})
+        }
+        Error::Parameter(e) => match e.kind() {
+            ParameterErrorKind::Unknown { allowed } => {
+                json!({"parameter": e.name(), "allowed": allowed})
+            }
+            _ => json!({"parameter": e.name(), "value": e.value()}),
+        },
+        Error::NotFound(NotFound::Catalog { known, .. }) => json!({"catalogs": known}),
+        Error::NotFound(NotFound::Language { known, .. }) => json!({"languages": known}),
+        Error::NotFound(_) | Error::Load(_) => json!({}),
+    };
+    json!({"error": {
+        "status": error_status(error),
+        "code": error_code(error),
+        "message": error.message(),
+        "details": details,
+    }})
 }

@@ -112,7 +112,10 @@ pub use engine::{
     Catalog, Engine, Hits, Item, ItemRequest, OpenOptions, Page, SearchRequest, ITEM_PARAMETERS,
     LIST_PARAMETERS, MAX_PAGE_SIZE,
 };
-pub use error::{Error, NotFound, ParameterError, ParameterErrorKind, Result};
+pub use error::{
+    error_body, error_code, error_status, Error, NotFound, ParameterError, ParameterErrorKind,
+    Result,
+};
 pub use json::write::Include;
 pub use live::{
     events, CatalogChanges, ChangeKind, Event, EventData, LiveEngine, Marks, ReloadError,
@@ -121,5 +124,6 @@ pub use live::{
 pub use load::{LoadError, LoadErrorKind, LoadProgress, RecordAt};
 pub use naming::{camel_case, field_kind, snake_case, FieldKind};
 pub use plan::{Holds, PlanError, PlanErrorKind};
+pub use query::{ParseError, ParseErrorKind};
 pub use schema::FieldInfo;
 pub use store::{Collection, StoreKind};

@@ -345,7 +345,29 @@ fn folder_and_file_errors() {
     let dir = TempDir::new("empty");
     assert_eq!(
         rel(&dir, &open_err(&dir)).trim_start_matches(&dir.path().display().to_string()),
-        ": no catalog folders (expected <snapshot>/<catalog>/cards/*.json)"
+        ": no catalog folders: a snapshot folder holds a folder per catalog, with cards/, expansions/ or catalog.json in it (<snapshot>/<catalog>/cards/*.json)"
+    );
+    // A folder with none of a catalog's entries is not a catalog: the parent of a snapshot
+    // (or any folder of folders) is not taken for one of empty catalogs.
+    let parent = TempDir::new("parent");
+    parent.write("snapshot/pokemon/cards/a.json", "[]");
+    parent.write("notes/readme.txt", "x");
+    assert!(matches!(
+        open_err(&parent).kind(),
+        LoadErrorKind::NoCatalogs
+    ));
+    let beside = Engine::open(parent.path().join("snapshot")).unwrap();
+    assert_eq!(
+        beside.catalogs().map(|c| c.name()).collect::<Vec<_>>(),
+        ["pokemon"]
+    );
+    // Beside real catalogs, such a folder is left alone; a catalog.json alone makes one.
+    parent.write("snapshot/backups/old.txt", "x");
+    parent.write("snapshot/lorcana/catalog.json", "{}");
+    let beside = Engine::open(parent.path().join("snapshot")).unwrap();
+    assert_eq!(
+        beside.catalogs().map(|c| c.name()).collect::<Vec<_>>(),
+        ["lorcana", "pokemon"]
     );
     let missing = Engine::open(dir.path().join("nope")).unwrap_err();
     assert!(matches!(missing.kind(), LoadErrorKind::Io(_)));

@@ -77,9 +77,11 @@ impl OpenOptions {
 
 impl Engine {
     /// Loads the snapshot folder at `path`: one sub-folder per
-    /// catalog, with `expansions/*.json` and `cards/*.json`. Files are read in parallel
-    /// (with the `parallel` feature); the result does not depend on file order or thread
-    /// count.
+    /// catalog, with `expansions/*.json` and `cards/*.json` (a sub-folder with neither,
+    /// nor a `catalog.json`, is not a catalog). Files are read in parallel on rayon's
+    /// global pool (with the `parallel` feature); the result does not depend on file order
+    /// or thread count. Once loaded, the memory the load freed is handed back to the
+    /// system (glibc's `malloc_trim`, on GNU/Linux: it trims the whole process's heap).
     ///
     /// # Errors
     ///
@@ -445,7 +447,7 @@ impl Catalog {
     /// let onepiece = engine.catalog("onepiece").unwrap();
     /// // PRB01 is reprint-only: its cards debuted in OP01 and OP02.
     /// let page = onepiece.expansion_cards("PRB01", &cardex::SearchRequest::new(""))?;
-    /// let ids: Vec<String> = page.items().map(|c| c[7..15].to_string()).collect();
+    /// let ids: Vec<_> = page.record_ids().iter().map(|&r| onepiece.cards().record_id(r)).collect();
     /// assert_eq!(ids, ["OP01-013", "OP01-016", "OP01-061", "OP02-013"]);
     /// assert!(onepiece.expansion_cards("NOPE", &cardex::SearchRequest::new("")).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -761,6 +763,11 @@ impl Hits {
     /// The page's record ids as the records' own `id`s, in page order: slices of
     /// `records`' id column (a few nanoseconds each, no allocation), `records` being the
     /// collection searched ([`Catalog::cards`] for [`Catalog::hits`]).
+    ///
+    /// # Panics
+    ///
+    /// When `records` is not the collection searched and holds fewer records than an id
+    /// of the page (another collection holding more gives other records' ids).
     ///
     /// ```
     /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;

@@ -43,11 +43,6 @@ impl<'a> Postings<'a> {
         }
     }
 
-    /// Whether no record holds the term.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The records as a bitmap (borrowed when it is one).
     pub fn to_bitmap(self) -> Cow<'a, RoaringBitmap> {
         match self {

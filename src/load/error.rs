@@ -198,7 +198,10 @@ impl fmt::Display for LoadError {
             LoadErrorKind::Io(e) => write!(f, "cannot read: {e}"),
             LoadErrorKind::NotADirectory => f.write_str("not a snapshot folder"),
             LoadErrorKind::NoCatalogs => {
-                f.write_str("no catalog folders (expected <snapshot>/<catalog>/cards/*.json)")
+                f.write_str(
+                    "no catalog folders: a snapshot folder holds a folder per catalog, with \
+                     cards/, expansions/ or catalog.json in it (<snapshot>/<catalog>/cards/*.json)",
+                )
             }
             LoadErrorKind::NotAFile { expected } => write!(
                 f,

@@ -141,6 +141,15 @@ pub(crate) fn load_with_progress(
             // A link that leads nowhere may be a catalog: refused, not skipped.
             Err(e) => return Err(LoadError::io(&entry, e)),
         }
+        // A folder with none of a catalog's entries is something else beside the catalogs
+        // (or this is not a snapshot folder: the error below says so if nothing is left).
+        let holds = |part: &str| fs::symlink_metadata(entry.join(part)).is_ok();
+        if !["cards", "expansions", "catalog.json"]
+            .into_iter()
+            .any(holds)
+        {
+            continue;
+        }
         if !valid_catalog_name(&name) {
             return Err(LoadError::new(
                 Some(&entry),

@@ -241,7 +241,8 @@ impl fmt::Display for ParseErrorKind {
 }
 
 /// An error about a query: what went wrong (`K`), the place, and the query itself, so
-/// that it renders on its own, the message then the query with a caret under the place.
+/// that it renders on its own, the message then the query with a caret under the place
+/// (of a query longer than 100 characters, the part around the place, cut with `…`).
 /// [`ParseError`] and [`crate::plan::PlanError`] are this with their own kinds.
 ///
 /// ```
@@ -267,6 +268,16 @@ impl<K: fmt::Display> Diagnostic<K> {
     pub(crate) fn new(kind: K, span: Span, query: &str) -> Diagnostic<K> {
         Diagnostic {
             kind,
+            span,
+            query: query.into(),
+        }
+    }
+
+    /// The same error placed at `span` of `query` (a text the parser read differently, as
+    /// [`super::width`] narrows it).
+    pub(crate) fn about(self, span: Span, query: &str) -> Diagnostic<K> {
+        Diagnostic {
+            kind: self.kind,
             span,
             query: query.into(),
         }
@@ -333,16 +344,57 @@ pub(crate) fn caret(query: &str, span: Span) -> String {
         }
         i
     };
-    let start = floor(span.start);
-    let end = floor(span.end.max(span.start));
-    let pad = display_width(&query[..start]);
+    let mut start = floor(span.start);
+    let mut end = floor(span.end.max(span.start));
+    // A long query shows the part around the place: [`CARET_CONTEXT`] characters before
+    // it, and after it up to [`CARET_WINDOW`] characters in all.
+    let (mut from, mut to) = (0, query.len());
+    if query.chars().count() > CARET_WINDOW {
+        from = nth_char_back(query, start, CARET_CONTEXT);
+        to = nth_char_from(query, from, CARET_WINDOW);
+        if to < start {
+            to = nth_char_from(query, start, 1);
+        }
+        end = end.min(to);
+        start = start.min(end);
+    }
+    let cut_before = if from > 0 { "…" } else { "" };
+    let cut_after = if to < query.len() { "…" } else { "" };
+    let pad = display_width(cut_before) + display_width(&query[from..start]);
     let width = display_width(&query[start..end]).max(1);
     // Control characters (newlines, tabs) in the query would break the two-line picture.
-    let shown: String = query
+    let shown: String = query[from..to]
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    format!("{shown}\n{}{}", " ".repeat(pad), "^".repeat(width))
+    format!(
+        "{cut_before}{shown}{cut_after}\n{}{}",
+        " ".repeat(pad),
+        "^".repeat(width)
+    )
+}
+
+/// The most characters of a query [`caret`] shows.
+const CARET_WINDOW: usize = 100;
+
+/// The characters [`caret`] shows before the place in a query longer than [`CARET_WINDOW`].
+const CARET_CONTEXT: usize = 40;
+
+/// The offset `n` characters before `at` in `text` (or its start).
+fn nth_char_back(text: &str, at: usize, n: usize) -> usize {
+    text[..at]
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(0, |(i, _)| i)
+}
+
+/// The offset `n` characters after `at` in `text` (or its end).
+fn nth_char_from(text: &str, at: usize, n: usize) -> usize {
+    text[at..]
+        .char_indices()
+        .nth(n)
+        .map_or(text.len(), |(i, _)| at + i)
 }
 
 #[cfg(test)]
@@ -355,6 +407,35 @@ mod tests {
         assert_eq!(caret("é x", Span::new(3, 4)), "é x\n  ^");
         assert_eq!(caret("abc", Span::new(3, 3)), "abc\n   ^");
         assert_eq!(caret("a\tb", Span::new(2, 3)), "a b\n  ^");
+    }
+
+    #[test]
+    fn a_long_query_shows_the_part_around_the_place() {
+        let q = format!("{} name:", "id:x OR ".repeat(100));
+        let shown = caret(&q, Span::new(q.len(), q.len()));
+        let (line, carets) = shown.split_once('\n').unwrap();
+        assert!(
+            line.starts_with('…') && line.ends_with("OR  name:"),
+            "{shown}"
+        );
+        assert_eq!(line.chars().count(), 41);
+        assert_eq!(carets, format!("{}^", " ".repeat(41)));
+        // The part past the 5,120-byte limit: carets under what is shown, not 9,000 of them.
+        let q = "x".repeat(14_000);
+        let shown = caret(&q, Span::new(5_120, 14_000));
+        let (line, carets) = shown.split_once('\n').unwrap();
+        assert_eq!(line, format!("…{}…", "x".repeat(100)));
+        assert_eq!(carets, format!("{}{}", " ".repeat(41), "^".repeat(60)));
+        // At the start, with wide characters.
+        let q = format!("ｈｐ＞ {}", "a ".repeat(80));
+        let shown = caret(&q, Span::new(9, 10));
+        let (line, carets) = shown.split_once('\n').unwrap();
+        assert!(
+            line.starts_with("ｈｐ＞ a a") && line.ends_with('…'),
+            "{shown}"
+        );
+        assert_eq!(line.chars().count(), 101);
+        assert_eq!(carets, "      ^");
     }
 
     #[test]

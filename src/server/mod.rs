@@ -51,7 +51,9 @@ pub mod webhooks;
 pub use clock::{rfc3339, unix_now};
 pub use config::{CorsOrigins, ServeConfig};
 pub use connections::{serve_connections, Drained};
-pub use errors::{error_body, error_code, error_status};
+// The contract's error bodies of engine errors are the library's (no HTTP stack needed);
+// also here, beside the service that answers with them.
+pub use crate::{error_body, error_code, error_status};
 pub use router::{router, MAX_HEADER_BYTES, MAX_URI_BYTES, ROUTES};
 pub use run::{run, ServeError};
 pub use service::Service;

@@ -13,6 +13,8 @@ pub(crate) use nested::{Nested, NO_PARENT};
 pub(crate) use render::{render_record, Select};
 pub(crate) use sort::{sorted_page, Counted, OrderKey, SortColumns};
 pub use texts::StoreKind;
+// The `/v2` renderings' store (the server's).
+#[cfg(feature = "server")]
 pub(crate) use texts::TextList;
 use texts::{plain_text, Packed, Texts};
 
@@ -367,6 +369,10 @@ impl Collection {
 
     /// The served JSON of record `id` (with every optional part): a slice of the store,
     /// or decompressed from a compressed one.
+    ///
+    /// # Panics
+    ///
+    /// When `id` is not a record of this collection (`id >= self.len()`).
     pub fn doc(&self, id: u32) -> Cow<'_, str> {
         // A record of the records' collection is block `id` of a compressed store.
         let block = (!self.holds_elements).then_some(id);
@@ -381,6 +387,10 @@ impl Collection {
     }
 
     /// The length of [`Self::doc`] in bytes (known without reading it).
+    ///
+    /// # Panics
+    ///
+    /// When `id` is not a record of this collection (`id >= self.len()`).
     pub fn doc_len(&self, id: u32) -> usize {
         self.docs[id as usize].len as usize
     }
@@ -401,6 +411,10 @@ impl Collection {
     /// The record's `id`, a few nanoseconds: in a plain store a slice of its JSON (owned
     /// only when the JSON escapes a character of it), in a compressed one a slice of the
     /// id column.
+    ///
+    /// # Panics
+    ///
+    /// When `id` is not a record of this collection (`id >= self.len()`).
     ///
     /// ```
     /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
@@ -451,7 +465,7 @@ impl Collection {
     /// The values of field `field` as written — not folded — with the records holding
     /// each: what `^field:value` looks up. Built on first use (from the records' JSON, in
     /// parallel) and kept, so the index costs nothing for catalogs never queried that way.
-    pub fn literal_values(&self, field: FieldId) -> &Vocab {
+    pub(crate) fn literal_values(&self, field: FieldId) -> &Vocab {
         self.literals[field.0 as usize].get_or_init(|| {
             let path: Vec<&str> = self.index.field(field).path().split('.').collect();
             let ids: Vec<u32> = (0..self.len() as u32).collect();

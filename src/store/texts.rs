@@ -149,6 +149,7 @@ impl Texts {
 /// Texts by number, some missing, held as a [`StoreKind`] holds records: for what a
 /// frontend renders once from a store's records and serves from then on (the `/v2`
 /// view), so that it takes no more than the store it was made from.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 #[derive(Debug)]
 pub(crate) struct TextList {
     /// By number: the text's place among those held, [`NO_TEXT`] for none.
@@ -156,6 +157,7 @@ pub(crate) struct TextList {
     held: HeldTexts,
 }
 
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 #[derive(Debug)]
 enum HeldTexts {
     /// One after the other in buffers, with each one's place.
@@ -168,12 +170,15 @@ enum HeldTexts {
 }
 
 /// A [`TextList::numbers`] entry for a number that has no text.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 const NO_TEXT: u32 = u32::MAX;
 
 /// The most bytes a [`TextList`] buffer holds unless one text is larger (offsets in a
 /// buffer are `u32`).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 const LIST_BUFFER_BYTES: usize = 64 << 20;
 
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 impl TextList {
     /// `items`, numbered in order, kept as `kind` says.
     pub(crate) fn new(items: Vec<Option<String>>, kind: StoreKind) -> TextList {

@@ -264,8 +264,8 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
         Ok(hits) => hits,
         Err(e) => {
             // The engine's message, in the names the request used.
-            let status = StatusCode::from_u16(crate::server::errors::error_status(&e))
-                .unwrap_or(StatusCode::BAD_REQUEST);
+            let status =
+                StatusCode::from_u16(crate::error_status(&e)).unwrap_or(StatusCode::BAD_REQUEST);
             let mut message = e.message();
             // The keys as the request wrote them, not as a price sort asked the engine.
             if let (Some(sort), Some(written)) = (&price_sort, params.order_by.as_deref()) {
