@@ -3,15 +3,17 @@
 
 /// mimalloc serves the command's allocations. Under glibc's allocator the service's
 /// workers contend for its arena locks when one frees what another allocated (a request's
-/// buffers, after it waited for its charge): `cargo bench --bench http` serves a third
-/// fewer searches a second with it (BENCHMARKS.md). Set up by [`configure`].
+/// buffers, after it waited for its charge): with mimalloc `cargo bench --bench http`
+/// serves about a fifth more searches a second (BENCHMARKS.md). Set up by [`configure`].
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Has mimalloc commit memory when it is used and give it back as soon as it is free:
 /// with its defaults a loaded engine stays 1.7× as resident as under glibc's allocator
 /// for the Pokémon TCG data (what the parallel load freed is kept), with these about
-/// 1.1× (BENCHMARKS.md).
+/// 1.1× (SERVER.md, Operations). Being set here, these options no longer follow the
+/// `MIMALLOC_EAGER_COMMIT`, `MIMALLOC_ARENA_EAGER_COMMIT` and `MIMALLOC_PURGE_DELAY`
+/// environment variables.
 pub fn configure() {
     // The numbers of `mi_option_e` in mimalloc 2's `mimalloc.h`, which this build
     // compiles (the `v2` feature): `libmimalloc-sys` names only some of them.

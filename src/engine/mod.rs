@@ -80,8 +80,9 @@ impl Engine {
     /// catalog, with `expansions/*.json` and `cards/*.json` (a sub-folder with neither,
     /// nor a `catalog.json`, is not a catalog). Files are read in parallel on rayon's
     /// global pool (with the `parallel` feature); the result does not depend on file order
-    /// or thread count. Once loaded, the memory the load freed is handed back to the
-    /// system (glibc's `malloc_trim`, on GNU/Linux: it trims the whole process's heap).
+    /// or thread count. Once loaded, glibc's `malloc_trim` hands the memory the load freed
+    /// back to the system (on GNU/Linux; it trims the whole process's glibc heap, and does
+    /// little where the program's global allocator is another, as the `cardex` command's).
     ///
     /// # Errors
     ///

@@ -273,16 +273,6 @@ impl<K: fmt::Display> Diagnostic<K> {
         }
     }
 
-    /// The same error placed at `span` of `query` (a text the parser read differently, as
-    /// [`super::width`] narrows it).
-    pub(crate) fn about(self, span: Span, query: &str) -> Diagnostic<K> {
-        Diagnostic {
-            kind: self.kind,
-            span,
-            query: query.into(),
-        }
-    }
-
     /// What went wrong.
     pub fn kind(&self) -> &K {
         &self.kind

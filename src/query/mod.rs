@@ -18,6 +18,7 @@
 //! number  = date | ["-"] digits ["." digits]
 //! date    = YYYY/MM/DD | YYYY-MM-DD           the number YYYYMMDD, as date values compare
 //! field   = segment ("." segment)*             segment = [A-Za-z0-9_]+, the first starting with a letter or _
+//!                                              (or their full-width forms, and `：` for `:`: `ｎａｍｅ：x` is `name:x`)
 //! word    = any characters but whitespace, "(" and ")"; "\" takes the next one in, whatever it is
 //! phrase  = any characters; \" and \\ are escapes
 //! ```
@@ -47,10 +48,6 @@
 //!   grades:(grade:10 AND count>=50))`). The planner says which paths are arrays of objects.
 //! - `^` is an extension of the contract's language: `^field:value` matches a value equal
 //!   to the whole value *as written*, without folding (`^subtypes:EX` but not `ex`).
-//! - Full-width forms are their ASCII characters, as an input method in full-width mode
-//!   types them: `ｈｐ＞１００` is `hp>100`, `ｎａｍｅ：ピカ　ＯＲ　（ｘ）` is `name:ピカ OR (x)`
-//!   (every U+FF01–U+FF5E but `＼`, and U+3000 as a space). Spans stay offsets in the text
-//!   as given.
 //!
 //! Limits, each a typed error: [`MAX_QUERY_BYTES`] bytes, [`MAX_DEPTH`] nested
 //! parentheses, [`MAX_TERMS`] terms (a grouped value counts as one).
@@ -96,7 +93,6 @@ mod ast;
 mod display;
 mod error;
 mod parser;
-mod width;
 
 /// The rules values are matched by, the same for the index and the query: folding (NFKC,
 /// lower case, accents removed but kana voicing kept, plain quotes), words (letter and

@@ -20,7 +20,6 @@ use std::borrow::Cow;
 
 use super::ast::{Bound, CompareOp, Expr, Mode, Query, Range, Span, Spanned, Term, Test, Value};
 use super::error::{Found, ParseError, ParseErrorKind};
-use super::width;
 
 /// The longest query accepted, in bytes of UTF-8: room for a batch of ids as long as a v2
 /// page (250), written `id:a OR id:b …` (Pokémon TCG API users' way to fetch by ids), for
@@ -111,22 +110,12 @@ pub(crate) fn parse_with_max_len(query: &str, max_len: usize) -> Result<Query<'_
             query,
         ));
     }
-    if let Some(expr) = plain_query(query) {
-        return Ok(Query { expr: Some(expr) });
-    }
-    match width::narrow(query) {
-        None => read(query),
-        Some(narrowed) => read(&narrowed.text)
-            .map(|parsed| narrowed.source_query(parsed))
-            .map_err(|e| narrowed.source_error(e, query)),
-    }
-}
-
-/// `query` read by the productions, or the query of everything when it is blank.
-fn read(query: &str) -> Result<Query<'_>, ParseError> {
     let start = ws(query);
     if start.is_empty() {
         return Ok(Query { expr: None });
+    }
+    if let Some(expr) = plain_query(query) {
+        return Ok(Query { expr: Some(expr) });
     }
     productions(query, start)
 }
@@ -196,7 +185,8 @@ pub(crate) fn plain_query(query: &str) -> Option<Expr<'_>> {
             },
         };
         rest = term_start;
-        let (after_field, name) = field_name(rest).ok()?;
+        // ASCII names only: the productions read full-width ones.
+        let (after_field, name) = ascii_field_name(rest)?.ok()?;
         let value = after_field.strip_prefix(':')?;
         let (text, after) = plain_value(value)?;
         let text = Spanned::new(Cow::Borrowed(text), Span::new(offset(value), offset(after)));
@@ -269,10 +259,6 @@ fn plain_value(value: &str) -> Option<(&str, &str)> {
     if let Some(body) = value.strip_prefix('"') {
         let end = body.find(['"', '\\'])?;
         let rest = body[end..].strip_prefix('"')?;
-        if width::has_wide_forms(&body[..end]) {
-            // `＂` is a quote: the productions read the narrowed text.
-            return None;
-        }
         return Some((&body[..end], rest));
     }
     if value.starts_with(['[', '{', '(', '<', '>']) {
@@ -464,7 +450,7 @@ impl QueryParser {
             );
         }
         if let Some((after_field, name)) = term_field(rest) {
-            let field = Spanned::new(Cow::Borrowed(name), self.span(rest, after_field));
+            let field = Spanned::new(field_text(name), self.span(rest, after_field));
             if let Some(value_start) = after_colon(after_field) {
                 // `hp:>100`, Lucene's and Elasticsearch's way to write `hp>100`.
                 if let Some((op, number_start)) = comparison(value_start) {
@@ -1069,11 +1055,18 @@ fn term_field(input: &str) -> Option<(&str, &str)> {
 pub(crate) const EVERY_FIELD: &str = "*";
 
 /// A dotted field name: segments of ASCII letters, digits and `_`, the first starting with
-/// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`; full-width forms
-/// are ASCII by then, see [`super::width`]). A word of other letters before `:` is a bare
-/// value (`リザードン:ex`).
+/// a letter or `_` (`attacks.name`, `translation.en.name`, `rarityCode`), or their
+/// full-width forms (`ｎａｍｅ`, `ｓｅｔ．ｉｄ`, as a Japanese input method types them; see
+/// [`field_text`]). A word of other letters before `:` is a bare value (`リザードン:ex`).
 #[inline]
 fn field_name(input: &str) -> PResult<'_, &str> {
+    ascii_field_name(input).unwrap_or_else(|| wide_field_name(input))
+}
+
+/// [`field_name`] in ASCII: `None` where a character that is not ASCII may go on the name
+/// (or start it).
+#[inline]
+fn ascii_field_name(input: &str) -> Option<PResult<'_, &str>> {
     let bytes = input.as_bytes();
     let starts = bytes
         .first()
@@ -1097,6 +1090,36 @@ fn field_name(input: &str) -> PResult<'_, &str> {
     } else {
         0
     };
+    if bytes.get(len).is_some_and(|b| !b.is_ascii()) {
+        // A full-width form, or a letter of another script: read character by character.
+        return None;
+    }
+    Some(field_name_of(input, len, dotted_badly || after_dot))
+}
+
+/// [`field_name`] where a character is not ASCII.
+#[cold]
+fn wide_field_name(input: &str) -> PResult<'_, &str> {
+    let starts = input
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || full_width_letter(c) || c == '＿');
+    let (mut after_dot, mut dotted_badly) = (false, false);
+    let mut len = 0;
+    for c in input.chars().take_while(|_| starts) {
+        let dot = c == '.' || c == '．';
+        let part = if c.is_ascii() {
+            FIELD_NAME_BYTES[c as usize]
+        } else {
+            full_width_letter(c) || matches!(c, '０'..='９' | '＿')
+        };
+        if !(dot || part) {
+            break;
+        }
+        dotted_badly |= dot && after_dot;
+        after_dot = dot;
+        len += c.len_utf8();
+    }
     field_name_of(input, len, dotted_badly || after_dot)
 }
 
@@ -1114,9 +1137,40 @@ fn field_name_of(input: &str, len: usize, badly: bool) -> PResult<'_, &str> {
     Ok((&input[len..], &input[..len]))
 }
 
-/// What follows a field name's `:`, if `input` starts with one.
+/// Whether `c` is a full-width Latin letter (`ａ`–`ｚ`, `Ａ`–`Ｚ`).
+fn full_width_letter(c: char) -> bool {
+    matches!(c, 'ａ'..='ｚ' | 'Ａ'..='Ｚ')
+}
+
+/// What follows a field name's `:` (or a full-width `：`, as an input method in full-width
+/// mode types it), if `input` starts with one.
 fn after_colon(input: &str) -> Option<&str> {
-    input.strip_prefix(':')
+    input.strip_prefix(':').or_else(|| input.strip_prefix('：'))
+}
+
+/// A field name as the planner reads it: its full-width letters, digits, `＿` and `．`
+/// as their ASCII forms (typed with a Japanese input method, `ｎａｍｅ` is `name`).
+#[inline]
+fn field_text(name: &str) -> Cow<'_, str> {
+    if name.is_ascii() {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(ascii_forms(name))
+    }
+}
+
+/// [`field_text`] of a name that is not ASCII.
+#[cold]
+#[inline(never)]
+fn ascii_forms(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            '０'..='９' | 'Ａ'..='Ｚ' | 'ａ'..='ｚ' | '＿' | '．' => {
+                char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// The bytes of a field name's segments: ASCII letters, digits and `_`.

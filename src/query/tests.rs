@@ -689,25 +689,6 @@ fn the_nested_lookahead_reads_prefixes_as_the_term_parser_does() {
 /// What the productions alone make of `q` (the one-pass path skipped), spans included; a
 /// blank `q` is the query of everything, as `parse` has it before either.
 fn by_productions(q: &str) -> String {
-    let Some(narrowed) = width::narrow(q) else {
-        return productions_of(q);
-    };
-    // The productions read the full-width forms as ASCII; spans and errors are placed
-    // back in `q`.
-    let start = parser::ws(&narrowed.text);
-    if start.is_empty() {
-        return format!("{:?}", Ok::<_, ParseError>(None::<Expr<'_>>));
-    }
-    format!(
-        "{:?}",
-        parser::productions(&narrowed.text, start)
-            .map(|query| narrowed.source_query(query).expr)
-            .map_err(|e| narrowed.source_error(e, q))
-    )
-}
-
-/// What the productions make of `q` as it is.
-fn productions_of(q: &str) -> String {
     let start = parser::ws(q);
     if start.is_empty() {
         return format!("{:?}", Ok::<_, ParseError>(None::<Expr<'_>>));
