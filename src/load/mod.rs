@@ -143,11 +143,18 @@ pub(crate) fn load_with_progress(
         }
         // A folder with none of a catalog's entries is something else beside the catalogs
         // (or this is not a snapshot folder: the error below says so if nothing is left).
-        let holds = |part: &str| fs::symlink_metadata(entry.join(part)).is_ok();
-        if !["cards", "expansions", "catalog.json"]
-            .into_iter()
-            .any(holds)
-        {
+        // Only what is not there is absent: an entry that cannot be looked at (no
+        // permission) is refused, not skipped.
+        let mut holds = false;
+        for part in ["cards", "expansions", "catalog.json"] {
+            let path = entry.join(part);
+            match fs::symlink_metadata(&path) {
+                Ok(_) => holds = true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(LoadError::io(&path, e)),
+            }
+        }
+        if !holds {
             continue;
         }
         if !valid_catalog_name(&name) {

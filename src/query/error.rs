@@ -334,19 +334,17 @@ pub(crate) fn caret(query: &str, span: Span) -> String {
         }
         i
     };
-    let mut start = floor(span.start);
+    let start = floor(span.start);
     let mut end = floor(span.end.max(span.start));
     // A long query shows the part around the place: [`CARET_CONTEXT`] characters before
     // it, and after it up to [`CARET_WINDOW`] characters in all.
     let (mut from, mut to) = (0, query.len());
     if query.chars().count() > CARET_WINDOW {
         from = nth_char_back(query, start, CARET_CONTEXT);
+        // The window starts at most CARET_CONTEXT characters before the place, so it
+        // holds the place's start.
         to = nth_char_from(query, from, CARET_WINDOW);
-        if to < start {
-            to = nth_char_from(query, start, 1);
-        }
         end = end.min(to);
-        start = start.min(end);
     }
     let cut_before = if from > 0 { "…" } else { "" };
     let cut_after = if to < query.len() { "…" } else { "" };
