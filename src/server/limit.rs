@@ -6,8 +6,9 @@
 //! window old, so **no window of one second, wherever it starts, ever holds more than
 //! `limit` accepted requests**. A token bucket or GCRA with a burst of 100 would let 200
 //! through in the second that starts with a full bucket; a per-second counter lets 200
-//! through across a boundary. The log costs 16 bytes per allowed request per team, and
-//! one short lock per request; a refused request is not recorded, so it costs the team
+//! through across a boundary. The log is a ring of `limit` times (8 bytes each, in
+//! nanoseconds since the limiter was made): a request reads and overwrites one slot, the
+//! oldest, under one short lock. A refused request is not recorded, so it costs the team
 //! nothing, and its `Retry-After` is the time until the oldest entry leaves the window.
 
 use std::sync::{Mutex, RwLock};
@@ -17,31 +18,77 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct RateLimiter {
     limit: usize,
-    window: Duration,
+    clock: Clock,
     /// One log per team number; it grows when teams are added while the server runs.
     teams: RwLock<Vec<Mutex<Ring>>>,
 }
 
+/// A limiter's time: nanoseconds since the limiter was made, so that a log entry takes 8
+/// bytes where an `Instant` takes 16 (a `u64` of nanoseconds lasts 584 years).
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    epoch: Instant,
+    window: u64,
+}
+
+impl Clock {
+    fn new(window: Duration) -> Clock {
+        Clock {
+            epoch: Instant::now(),
+            window: u64::try_from(window.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// `at` in the limiter's time (an instant before the limiter was made is its start).
+    fn at(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// The times of one team's (or client's) last accepted requests, at most `limit` of them:
+/// filled in time order, then a ring in which `next` is the oldest entry, the one the next
+/// accepted request overwrites. Its storage is allocated once, `limit` entries, on the
+/// first request.
 #[derive(Debug, Default)]
 struct Ring {
-    times: std::collections::VecDeque<Instant>,
+    times: Vec<u64>,
+    next: usize,
 }
 
 impl Ring {
-    /// Records a request at `now` unless `limit` were accepted in the `window` before it.
-    fn admit(&mut self, now: Instant, limit: usize, window: Duration) -> Result<(), Refused> {
-        if self.times.len() >= limit {
-            let oldest = self.times[self.times.len() - limit];
-            let age = now.saturating_duration_since(oldest);
-            if age < window {
-                return Err(Refused {
-                    retry_after: window - age,
-                });
+    /// Records a request at `now` unless `limit` were accepted in the `window` before it
+    /// (both in the limiter's time).
+    fn admit(&mut self, now: u64, limit: usize, window: u64) -> Result<(), Refused> {
+        if self.times.len() < limit {
+            if self.times.capacity() == 0 {
+                self.times.reserve_exact(limit);
             }
-            self.times.pop_front();
+            self.times.push(now);
+            return Ok(());
         }
-        self.times.push_back(now);
+        let Some(oldest) = self.times.get_mut(self.next) else {
+            // `limit` is 0: nothing is ever accepted.
+            return Err(Refused {
+                retry_after: Duration::from_nanos(window),
+            });
+        };
+        let age = now.saturating_sub(*oldest);
+        if age < window {
+            return Err(Refused {
+                retry_after: Duration::from_nanos(window - age),
+            });
+        }
+        *oldest = now;
+        self.next = (self.next + 1) % self.times.len();
         Ok(())
+    }
+
+    /// The time of the latest accepted request.
+    fn last(&self) -> Option<u64> {
+        match self.next {
+            0 => self.times.last().copied(),
+            next => self.times.get(next - 1).copied(),
+        }
     }
 }
 
@@ -65,7 +112,7 @@ impl RateLimiter {
     pub fn new(teams: usize, limit: usize, window: Duration) -> RateLimiter {
         RateLimiter {
             limit,
-            window,
+            clock: Clock::new(window),
             teams: RwLock::new((0..teams).map(|_| Mutex::new(Ring::default())).collect()),
         }
     }
@@ -105,7 +152,7 @@ impl RateLimiter {
             return Ok(());
         };
         let mut ring = ring.lock().unwrap_or_else(|e| e.into_inner());
-        ring.admit(now(), self.limit, self.window)
+        ring.admit(self.clock.at(now()), self.limit, self.clock.window)
     }
 }
 
@@ -113,12 +160,16 @@ impl RateLimiter {
 /// allows them (`/v2`): the same rule as [`RateLimiter`]'s, per client. A client is an
 /// IPv4 address or an IPv6 /64 (one host's usual share; an IPv4-mapped IPv6 address is its
 /// IPv4 address). Clients idle for a window are forgotten when the map has doubled since
-/// the last sweep, so memory follows the clients active in the last window; past
-/// [`AddressLimiter::MAX_CLIENTS`] active ones, a new client waits for room.
+/// the last sweep, so memory follows the clients active in the last window. At
+/// [`AddressLimiter::MAX_CLIENTS`] clients a new client is refused, and the map is swept
+/// again once a window has passed since its last sweep, so a client waits at most about a
+/// window for the room that idle ones leave.
 #[derive(Debug)]
 pub struct AddressLimiter {
     limit: usize,
     window: Duration,
+    clock: Clock,
+    max_clients: usize,
     logs: Mutex<Logs>,
 }
 
@@ -127,6 +178,8 @@ struct Logs {
     by_client: std::collections::HashMap<std::net::IpAddr, Ring>,
     /// The map's size at which it is next swept.
     sweep_at: usize,
+    /// When it was last swept (the limiter's time).
+    swept: Option<u64>,
 }
 
 impl AddressLimiter {
@@ -137,12 +190,20 @@ impl AddressLimiter {
 
     /// A limiter of `limit` requests per `window` per client.
     pub fn new(limit: usize, window: Duration) -> AddressLimiter {
+        AddressLimiter::with_max_clients(limit, window, Self::MAX_CLIENTS)
+    }
+
+    /// [`AddressLimiter::new`] remembering at most `max_clients` clients.
+    fn with_max_clients(limit: usize, window: Duration, max_clients: usize) -> AddressLimiter {
         AddressLimiter {
             limit,
             window,
+            clock: Clock::new(window),
+            max_clients,
             logs: Mutex::new(Logs {
                 by_client: std::collections::HashMap::new(),
                 sweep_at: Self::SWEEP_AT_LEAST,
+                swept: None,
             }),
         }
     }
@@ -185,26 +246,31 @@ impl AddressLimiter {
     ) -> Result<(), Refused> {
         let client = Self::client(address);
         let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
-        let now = now();
-        let window = self.window;
+        let now = self.clock.at(now());
+        let window = self.clock.window;
         if !logs.by_client.contains_key(&client) {
-            if logs.by_client.len() >= logs.sweep_at {
+            let full = logs.by_client.len() >= self.max_clients;
+            // When full, the map may have reached its size without doubling since the last
+            // sweep: it is swept once a window has passed since then instead.
+            let due = logs.by_client.len() >= logs.sweep_at
+                || (full && logs.swept.is_none_or(|t| now.saturating_sub(t) >= window));
+            if due {
                 logs.by_client.retain(|_, ring| {
-                    ring.times
-                        .back()
-                        .is_some_and(|&last| now.saturating_duration_since(last) < window)
+                    ring.last()
+                        .is_some_and(|last| now.saturating_sub(last) < window)
                 });
                 logs.sweep_at = (2 * logs.by_client.len()).max(Self::SWEEP_AT_LEAST);
+                logs.swept = Some(now);
             }
-            if logs.by_client.len() >= Self::MAX_CLIENTS {
+            if logs.by_client.len() >= self.max_clients {
                 return Err(Refused {
-                    retry_after: window,
+                    retry_after: self.window,
                 });
             }
         }
         if self.limit == 0 {
             return Err(Refused {
-                retry_after: window,
+                retry_after: self.window,
             });
         }
         logs.by_client
@@ -266,6 +332,66 @@ mod tests {
         }
         // The three idle ones went; without the sweep there would be three more.
         assert_eq!(limiter.clients(), AddressLimiter::SWEEP_AT_LEAST);
+    }
+
+    /// A full map is swept a window after its last sweep, even when it has not doubled
+    /// since: clients that went idle make room for new ones.
+    #[test]
+    fn a_full_map_makes_room_once_its_clients_are_idle() {
+        let limiter = AddressLimiter::with_max_clients(30, Duration::from_secs(60), 8);
+        let start = Instant::now();
+        let at = |t: u64| move || start + Duration::from_secs(t);
+        let client = |i: u32| std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+        for i in 0..8 {
+            limiter.check_with(client(i), at(0)).unwrap();
+        }
+        // Full of clients active in the last minute: a new one is refused.
+        let refused = limiter.check_with(client(8), at(1)).unwrap_err();
+        assert_eq!(refused.retry_after, Duration::from_secs(60));
+        assert!(limiter.check_with(client(8), at(30)).is_err());
+        // Known clients go on being served.
+        assert!(limiter.check_with(client(0), at(30)).is_ok());
+        assert_eq!(limiter.clients(), 8);
+        // A minute after the last sweep (at 1 s) the idle ones go; client 0 (active at
+        // 30 s) stays.
+        assert!(limiter.check_with(client(8), at(61)).is_ok());
+        assert_eq!(limiter.clients(), 2);
+    }
+
+    /// The ring keeps exactly the last `limit` times, as it wraps around many times.
+    #[test]
+    fn the_ring_refuses_exactly_as_a_log_of_every_request_would() {
+        let limiter = RateLimiter::new(1, 7, Duration::from_millis(100));
+        let start = Instant::now();
+        let mut accepted: Vec<u64> = Vec::new();
+        // Irregular arrivals: bursts and gaps, for 2 s.
+        let mut t = 0u64;
+        for i in 0..2000u64 {
+            t += [0, 1, 3, 0, 17, 2, 40][(i % 7) as usize] * ((i / 50) % 3);
+            let now = start + Duration::from_millis(t);
+            let in_window = accepted.iter().filter(|&&a| t - a < 100).count();
+            let expected = in_window < 7;
+            let got = limiter.check_with(0, || now);
+            assert_eq!(got.is_ok(), expected, "request {i} at {t} ms");
+            match got {
+                Ok(()) => accepted.push(t),
+                Err(refused) => {
+                    let oldest = accepted[accepted.len() - 7];
+                    assert_eq!(
+                        refused.retry_after,
+                        Duration::from_millis(100 - (t - oldest))
+                    );
+                }
+            }
+        }
+        assert!(accepted.len() > 100, "{}", accepted.len());
+    }
+
+    #[test]
+    fn a_limit_of_zero_accepts_nothing() {
+        let limiter = RateLimiter::new(1, 0, Duration::from_secs(1));
+        let refused = limiter.check_with(0, Instant::now).unwrap_err();
+        assert_eq!(refused.retry_after, Duration::from_secs(1));
     }
 
     #[test]
