@@ -196,6 +196,45 @@ impl fmt::Display for AccountsError {
 
 impl std::error::Error for AccountsError {}
 
+/// Refuses an array where the accounts file has an object (the document, `credit_costs`,
+/// a team, its `plan`, a key), which serde would otherwise read field by field in order:
+/// `[]` would be an accounts file of no teams and default costs.
+fn objects_where_expected(document: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    let object = |value: &Value, place: &str| match value {
+        Value::Object(_) => Ok(()),
+        other => Err(format!(
+            "{place} is {}: a JSON object is expected",
+            match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        )),
+    };
+    object(document, "the document")?;
+    if let Some(costs) = document.get("credit_costs") {
+        object(costs, "`credit_costs`")?;
+    }
+    let Some(Value::Array(teams)) = document.get("teams") else {
+        return Ok(());
+    };
+    for (i, team) in teams.iter().enumerate() {
+        object(team, &format!("`teams[{i}]`"))?;
+        if let Some(plan) = team.get("plan") {
+            object(plan, &format!("`teams[{i}].plan`"))?;
+        }
+        if let Some(Value::Array(keys)) = team.get("keys") {
+            for (k, key) in keys.iter().enumerate() {
+                object(key, &format!("`teams[{i}].keys[{k}]`"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether `id` is a valid team id: 1 to 64 ASCII letters, digits, `_` or `-`.
 pub fn valid_team_id(id: &str) -> bool {
     (1..=64).contains(&id.len())
@@ -220,6 +259,9 @@ impl Accounts {
             path: path.to_path_buf(),
             message,
         };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        objects_where_expected(&value).map_err(invalid)?;
         let accounts: Accounts = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
         let too_large = |what: String| {
             invalid(format!(
@@ -557,6 +599,12 @@ mod tests {
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0, \"credits\": 5}}]}", "unknown field `credits`"),
             (&format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{}\", \"created\": 18446744073709551615}}]}}]}}", "e".repeat(64)), "team `a`: a key's created is larger"),
             ("[", "EOF"),
+            // An array where an object belongs is not read field by field.
+            ("[]", "the document is an array: a JSON object is expected"),
+            ("{\"credit_costs\": [9]}", "`credit_costs` is an array"),
+            ("{\"teams\": [[\"a\", [1, 0.5]]]}", "`teams[0]` is an array"),
+            ("{\"teams\": [{\"id\": \"a\", \"plan\": [5, 0.5]}]}", "`teams[0].plan` is an array"),
+            (&format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [[\"{}\", 1]]}}]}}", "f".repeat(64)), "`teams[0].keys[0]` is an array"),
             (&format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{0}\"}}]}}, {{\"id\": \"b\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{0}\"}}]}}]}}", "c".repeat(64)), "listed twice (teams `a` and `b`)"),
         ] {
             std::fs::write(&path, text).unwrap();

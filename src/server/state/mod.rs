@@ -50,6 +50,9 @@ impl StateUrl {
     /// assert!(StateUrl::parse("state.db").is_err());
     /// assert!(StateUrl::parse("sqlite::memory:").is_err());
     /// assert!(StateUrl::parse("sqlite:file:state.db?mode=ro").is_err());
+    /// assert!(StateUrl::parse("postgres://cardex@db.internal/cardex").is_ok());
+    /// assert!(StateUrl::parse("postgres://cardex@/cardex?host=/run/postgresql").is_ok());
+    /// assert!(StateUrl::parse("postgres://cardex@db.internal").is_err()); // no database
     /// ```
     ///
     /// # Errors
@@ -81,8 +84,19 @@ impl StateUrl {
                 Ok(StateUrl::Sqlite(PathBuf::from(path)))
             }
             "postgres" | "postgresql" => {
-                tokio_postgres::Config::from_str(text)
+                let config = tokio_postgres::Config::from_str(text)
                     .map_err(|e| bad(&format!("the PostgreSQL driver does not take it ({e})")))?;
+                // Each named, not left to defaults: a URL without a database would put the
+                // state in whatever database the server defaults to.
+                if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+                    return Err(bad("it names no host (`@HOST`, or `?host=/socket/folder`)"));
+                }
+                if config.get_user().is_none_or(str::is_empty) {
+                    return Err(bad("it names no user (`USER@`)"));
+                }
+                if config.get_dbname().is_none_or(str::is_empty) {
+                    return Err(bad("it names no database (`/DB` after the host)"));
+                }
                 Ok(StateUrl::Postgres(text.to_string()))
             }
             _ => Err(bad(&format!(
@@ -142,6 +156,19 @@ pub enum StateError {
     ReadOnly {
         /// The state, as configured.
         state: String,
+    },
+    /// The SQLite file holds tables but no cardex schema: another program's database.
+    NotCardex {
+        /// The state, as configured.
+        state: String,
+    },
+    /// SQLite cannot open the file where it is: its folder is missing, or it names a
+    /// folder.
+    CannotOpen {
+        /// The state, as configured.
+        state: String,
+        /// Why, as cardex found it.
+        why: &'static str,
     },
     /// A stored event that is not an event object (the outbox was edited by hand).
     BadEvent {
@@ -207,6 +234,14 @@ impl fmt::Display for StateError {
                 f,
                 "{state}: the database cannot be written (the file, or its folder, where SQLite keeps its `-wal` and `-shm` files, is read-only); cardex keeps accounts, credits and webhook events there: make both writable"
             ),
+            StateError::NotCardex { state } => write!(
+                f,
+                "{state}: the file is a database of another program (it holds tables, and no cardex schema); nothing was written to it: give --state a new file, or the file of a cardex state"
+            ),
+            StateError::CannotOpen { state, why } => write!(
+                f,
+                "{state}: cannot open the database: {why}; nothing was created"
+            ),
             StateError::BadEvent { reason } => {
                 write!(f, "an event in the outbox is not an event object: {reason}")
             }
@@ -263,7 +298,10 @@ fn without_password(url: &str) -> String {
         return hide_password_pairs(url);
     };
     let mut out = format!("{scheme}://");
-    let after = match rest.split_once('@') {
+    // The user part ends at an `@` before the query; an `@` in the query is a value's.
+    let query = rest.find('?').unwrap_or(rest.len());
+    let userinfo_end = rest[..query].find('@');
+    let after = match userinfo_end.map(|at| (&rest[..at], &rest[at + 1..])) {
         Some((userinfo, after)) => {
             match userinfo.split_once(':') {
                 Some((user, _)) => {
@@ -638,6 +676,14 @@ mod tests {
                 "mysql://db/cardex",
                 "`mysql` is not a state engine this server has",
             ),
+            ("postgres://", "it names no host"),
+            ("postgres://cardex@/cardex", "it names no host"),
+            ("postgres://db.internal/cardex", "it names no user"),
+            ("postgres://cardex@db.internal", "it names no database"),
+            (
+                "postgres://cardex@db.internal:5433/",
+                "it names no database",
+            ),
         ] {
             let e = StateUrl::parse(bad).unwrap_err();
             assert!(e.to_string().contains(why), "{e}");
@@ -666,8 +712,8 @@ mod tests {
                 "postgresql://cardex@/cardex?host=/run/postgresql",
             ),
             (
-                "postgres://h/db?password=p@ss",
-                "postgres://h/db?password=***@ss",
+                "postgres://u@h/db?password=p@ss",
+                "postgres://u@h/db?password=***",
             ),
             (
                 "postgres://u@h/db?application_name=a@b&password=hunter2",
@@ -688,6 +734,13 @@ mod tests {
             "{e}"
         );
         assert!(!e.to_string().contains("pw@"), "{e}");
+        // An `@` in a query's password is not taken for the end of a user part.
+        let e = StateUrl::parse("postgres://h/db?password=p@ss").unwrap_err();
+        assert!(
+            e.to_string().contains("postgres://h/db?password=***`"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("ss`"), "{e}");
     }
 
     #[test]

@@ -117,18 +117,26 @@ pub struct SqliteState {
 
 impl SqliteState {
     /// Opens the database at `path` (creating it when missing) and migrates its schema to
-    /// [`SCHEMA_VERSION`], each migration in a transaction of its own.
+    /// [`SCHEMA_VERSION`], the pending migrations in one transaction.
     ///
     /// # Errors
     ///
     /// A database that cannot be opened or written (a read-only file, a folder that does
-    /// not exist), or whose schema a newer cardex wrote.
+    /// not exist, a folder as the path), another program's database, or one whose schema a
+    /// newer cardex wrote.
     pub fn open(path: &Path) -> Result<SqliteState, StateError> {
+        let shown = || format!("sqlite:{}", path.display());
+        if let Some(why) = unopenable(path) {
+            return Err(StateError::CannotOpen {
+                state: shown(),
+                why,
+            });
+        }
         let state = SqliteState {
             path: path.to_path_buf(),
             connection: Mutex::new(Connection::open(path).map_err(|source| {
                 StateError::Database {
-                    state: format!("sqlite:{}", path.display()),
+                    state: shown(),
                     doing: "open the database",
                     source: source.into(),
                 }
@@ -203,13 +211,16 @@ impl SqliteState {
         // files in) fails here or at write-ahead logging: said as read-only.
         let read_only = |doing: &'static str| {
             move |e: rusqlite::Error| {
-                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
-                    StateError::ReadOnly {
-                        state: format!("sqlite:{}", self.path.display()),
-                    }
-                } else {
-                    self.fail(doing)(e)
-                }
+                match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::ReadOnly) => StateError::ReadOnly {
+                    state: format!("sqlite:{}", self.path.display()),
+                },
+                Some(rusqlite::ErrorCode::CannotOpen) => StateError::CannotOpen {
+                    state: format!("sqlite:{}", self.path.display()),
+                    why: "SQLite cannot open or create the file: the file and its folder must be readable and writable by this user",
+                },
+                _ => self.fail(doing)(e),
+            }
             }
         };
         let found: i64 = db
@@ -223,31 +234,50 @@ impl SqliteState {
         if found > SCHEMA_VERSION {
             return Err(newer(found));
         }
+        // Version 0 with tables: not a file cardex made (its first migration sets the
+        // version with its tables), so nothing is written to it.
+        if found <= 0 {
+            let tables: i64 = db
+                .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
+                .map_err(read_only("read the schema"))?;
+            if found < 0 || tables > 0 {
+                return Err(StateError::NotCardex {
+                    state: format!("sqlite:{}", self.path.display()),
+                });
+            }
+        }
         db.pragma_update(None, "journal_mode", "WAL")
             .map_err(read_only("turn on write-ahead logging"))?;
         db.pragma_update(None, "synchronous", "NORMAL")
             .map_err(self.fail("set the synchronous mode"))?;
         db.pragma_update(None, "foreign_keys", "ON")
             .map_err(self.fail("turn on foreign keys"))?;
-        loop {
-            let tx = db
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(self.fail("start a migration"))?;
-            let version: i64 = tx
-                .query_row("PRAGMA user_version", [], |row| row.get(0))
-                .map_err(self.fail("read the schema version"))?;
-            if version > SCHEMA_VERSION {
-                return Err(newer(version));
-            }
-            if version == SCHEMA_VERSION {
-                return Ok(());
-            }
-            tx.execute_batch(MIGRATIONS[version as usize])
-                .map_err(self.fail("migrate the schema"))?;
-            tx.pragma_update(None, "user_version", version + 1)
-                .map_err(self.fail("record the schema version"))?;
-            tx.commit().map_err(self.fail("commit a migration"))?;
+        // All pending migrations in one transaction: one that fails leaves the schema as
+        // it was.
+        let tx = db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(self.fail("start a migration"))?;
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(self.fail("read the schema version"))?;
+        if version > SCHEMA_VERSION {
+            return Err(newer(version));
         }
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        if version < 0 {
+            return Err(StateError::NotCardex {
+                state: format!("sqlite:{}", self.path.display()),
+            });
+        }
+        for migration in &MIGRATIONS[version as usize..SCHEMA_VERSION as usize] {
+            tx.execute_batch(migration)
+                .map_err(self.fail("migrate the schema"))?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(self.fail("record the schema version"))?;
+        tx.commit().map_err(self.fail("commit the migrations"))
     }
 
     /// The schema version of the database.
@@ -491,6 +521,22 @@ impl SqliteState {
             .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
             .map_err(self.fail("checkpoint the database"))
     }
+}
+
+/// Why SQLite could not open a database at `path`, when that is plain beforehand: a path
+/// that names a folder, or a file in a folder that does not exist.
+fn unopenable(path: &Path) -> Option<&'static str> {
+    if path.is_dir() {
+        return Some(
+            "the path is a folder: give the path of a file in it, e.g. `sqlite:FOLDER/cardex.db`",
+        );
+    }
+    let folder = match path.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return None,
+    };
+    (!folder.is_dir()).then_some("its folder does not exist: create it first")
 }
 
 impl SqliteState {
@@ -1140,6 +1186,89 @@ mod tests {
         let accounts = state.accounts().unwrap();
         assert_eq!(accounts.teams.len(), 1);
         assert_eq!(accounts.teams[0].keys[0].sha256, hash_key(&key));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Another program's database (tables, no cardex version) is refused with not a byte
+    /// changed, as is one with a negative version.
+    #[test]
+    fn another_programs_database_is_refused_untouched() {
+        let dir = scratch("foreign");
+        for (name, version) in [("app.db", 0), ("negative.db", -3)] {
+            let path = dir.join(name);
+            let db = Connection::open(&path).unwrap();
+            db.execute_batch("CREATE TABLE meta (k TEXT, v TEXT); CREATE TABLE teams (x INTEGER);")
+                .unwrap();
+            db.pragma_update(None, "user_version", version).unwrap();
+            drop(db);
+            let before = std::fs::read(&path).unwrap();
+            let e = SqliteState::open(&path).unwrap_err();
+            assert!(matches!(e, StateError::NotCardex { .. }), "{e}");
+            assert!(e.to_string().contains("give --state a new file"), "{e}");
+            assert_eq!(std::fs::read(&path).unwrap(), before);
+            assert!(!dir.join(format!("{name}-wal")).exists());
+        }
+        // An empty file is a new state.
+        let empty = dir.join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        let state = SqliteState::open(&empty).unwrap();
+        assert_eq!(state.schema_version().unwrap(), SCHEMA_VERSION);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A migration that fails leaves the schema at the version it had: the pending
+    /// migrations commit together or not at all.
+    #[test]
+    fn a_failed_migration_leaves_the_schema_as_it_was() {
+        let dir = scratch("half-migrated");
+        let path = dir.join("state.db");
+        // A version-1 state whose last migration cannot run (a table it creates exists
+        // under another shape), while the one before it can.
+        let db = Connection::open(&path).unwrap();
+        db.execute_batch(MIGRATIONS[0]).unwrap();
+        db.pragma_update(None, "user_version", 1).unwrap();
+        let blocker = MIGRATIONS[MIGRATIONS.len() - 1]
+            .split("CREATE TABLE ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("the last migration creates a table")
+            .to_string();
+        db.execute_batch(&format!("CREATE TABLE {blocker} (unrelated INTEGER)"))
+            .unwrap();
+        let tables = |db: &Connection| -> Vec<String> {
+            let mut st = db
+                .prepare("SELECT name FROM sqlite_master ORDER BY name")
+                .unwrap();
+            st.query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let before = tables(&db);
+        drop(db);
+        let e = SqliteState::open(&path).unwrap_err();
+        assert!(e.to_string().contains("migrate the schema"), "{e}");
+        let db = Connection::open(&path).unwrap();
+        let version: i64 = db
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 1);
+        assert_eq!(tables(&db), before);
+        drop(db);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A path SQLite cannot open is said as what it is, and nothing is created.
+    #[test]
+    fn a_folder_or_a_missing_folder_as_the_path_is_said_so() {
+        let dir = scratch("unopenable");
+        let e = SqliteState::open(&dir).unwrap_err();
+        assert!(matches!(e, StateError::CannotOpen { .. }), "{e}");
+        assert!(e.to_string().contains("the path is a folder"), "{e}");
+        let missing = dir.join("nowhere").join("state.db");
+        let e = SqliteState::open(&missing).unwrap_err();
+        assert!(e.to_string().contains("its folder does not exist"), "{e}");
+        assert!(!dir.join("nowhere").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
