@@ -272,14 +272,23 @@ impl StateArg {
     /// is in it): a missing SQLite file is an error, not a new empty state.
     fn open_existing(self, command: &str) -> Result<OpenedState, Failure> {
         let url = self.url()?;
-        if let cardex::server::state::StateUrl::Sqlite(path) = &url {
-            if !path.exists() {
-                return Err(Failure::Usage(format!(
+        let runtime = Self::runtime()?;
+        let state = runtime
+            .block_on(cardex::server::state::State::open_existing(&url))
+            .map_err(|e| match e {
+                cardex::server::state::StateError::NoState { .. } => Failure::Usage(format!(
                     "no state at {url}: `accounts {command}` works on an existing state (`accounts add-key` or `accounts import` makes one); check --state or --data"
-                )));
-            }
-        }
-        Self::open_url(url)
+                )),
+                e => Failure::Config(e.to_string()),
+            })?;
+        Ok((runtime, state, url))
+    }
+
+    fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Failure::Io)
     }
 
     /// Opens the state (an SQLite file is created when missing), on a runtime of its own.
@@ -288,10 +297,7 @@ impl StateArg {
     }
 
     fn open_url(url: cardex::server::state::StateUrl) -> Result<OpenedState, Failure> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(Failure::Io)?;
+        let runtime = Self::runtime()?;
         let state = runtime
             .block_on(cardex::server::state::State::open(&url))
             .map_err(|e| Failure::Config(e.to_string()))?;

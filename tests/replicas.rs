@@ -103,6 +103,28 @@ async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("written by a newer cardex"), "{err}");
     assert!(err.contains("postgres://postgres@/cardex"), "{err}");
+    // A command that works on an existing state, given a database without one: refused,
+    // and nothing made there (a mistyped database is not a new, empty state).
+    let other = pg.database("other");
+    let hash = "a".repeat(64);
+    let revoke = ["accounts", "revoke-key", "--sha256", hash.as_str()];
+    for command in [&["accounts", "list"][..], &revoke[..]] {
+        let mut args = command.to_vec();
+        args.extend(["--state", other.as_str()]);
+        let (code, _, err) = cardex(&args);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("no state at postgres://postgres@/other"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        pg.psql(
+            "other",
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        ),
+        "0"
+    );
     // An unreachable database at start: exit status 2, saying what could not be done.
     let dir = scratch("pg-unreachable");
     let nowhere = format!("postgres://postgres@/cardex?host={}", dir.display());

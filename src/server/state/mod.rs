@@ -157,6 +157,12 @@ pub enum StateError {
         /// The state, as configured.
         state: String,
     },
+    /// No state where one must exist: no SQLite file, or a PostgreSQL database without
+    /// cardex's schema ([`State::open_existing`]).
+    NoState {
+        /// The state, as configured.
+        state: String,
+    },
     /// The SQLite file holds tables but no cardex schema: another program's database.
     NotCardex {
         /// The state, as configured.
@@ -233,6 +239,10 @@ impl fmt::Display for StateError {
             StateError::ReadOnly { state } => write!(
                 f,
                 "{state}: the database cannot be written (the file, or its folder, where SQLite keeps its `-wal` and `-shm` files, is read-only); cardex keeps accounts, credits and webhook events there: make both writable"
+            ),
+            StateError::NoState { state } => write!(
+                f,
+                "no state at {state}: no cardex state was made there (`cardex accounts add-key` or `cardex accounts import` makes one)"
             ),
             StateError::NotCardex { state } => write!(
                 f,
@@ -442,6 +452,26 @@ impl State {
             StateUrl::Sqlite(path) => Ok(State::Sqlite(SqliteState::open(path)?)),
             StateUrl::Postgres(text) => Ok(State::Postgres(
                 PgState::open(text, &url.to_string()).await?,
+            )),
+        }
+    }
+
+    /// Opens (and migrates) the state `url` names, which must exist already: an SQLite
+    /// file that is there, a PostgreSQL database that holds cardex's schema. For commands
+    /// that read a state or change what is in it, so that a mistyped path or database is
+    /// not made a new, empty state.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NoState`] when there is none; then as [`State::open`].
+    pub async fn open_existing(url: &StateUrl) -> Result<State, StateError> {
+        match url {
+            StateUrl::Sqlite(path) if !path.exists() => Err(StateError::NoState {
+                state: url.to_string(),
+            }),
+            StateUrl::Sqlite(path) => Ok(State::Sqlite(SqliteState::open(path)?)),
+            StateUrl::Postgres(text) => Ok(State::Postgres(
+                PgState::open_existing(text, &url.to_string()).await?,
             )),
         }
     }

@@ -172,6 +172,37 @@ impl PgState {
     /// A URL the driver does not take, a database that cannot be reached, or a schema a
     /// newer cardex wrote.
     pub async fn open(url: &str, shown: &str) -> Result<PgState, StateError> {
+        let state = PgState::connect(url, shown)?;
+        state.migrate().await?;
+        Ok(state)
+    }
+
+    /// [`PgState::open`] of a database that holds cardex's schema already.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::NoState`] when the database holds no `cardex_schema` table; then as
+    /// [`PgState::open`].
+    pub async fn open_existing(url: &str, shown: &str) -> Result<PgState, StateError> {
+        let state = PgState::connect(url, shown)?;
+        let db = state.client("connect").await?;
+        let exists: bool = db
+            .query_one("SELECT to_regclass('cardex_schema') IS NOT NULL", &[])
+            .await
+            .map_err(|e| state.fail("read the schema version")(e.into()))?
+            .get(0);
+        drop(db);
+        if !exists {
+            return Err(StateError::NoState {
+                state: shown.to_string(),
+            });
+        }
+        state.migrate().await?;
+        Ok(state)
+    }
+
+    /// A pool of connections to `url`, none made yet.
+    fn connect(url: &str, shown: &str) -> Result<PgState, StateError> {
         let fail = |doing: &'static str| {
             move |e: Box<dyn std::error::Error + Send + Sync>| StateError::Database {
                 state: shown.to_string(),
@@ -202,12 +233,10 @@ impl PgState {
             .recycle_timeout(Some(Duration::from_secs(5)))
             .build()
             .map_err(|e| fail("make a connection pool")(e.into()))?;
-        let state = PgState {
+        Ok(PgState {
             shown: shown.to_string(),
             pool,
-        };
-        state.migrate().await?;
-        Ok(state)
+        })
     }
 
     /// The state as configured, without its password.
