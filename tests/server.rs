@@ -1289,6 +1289,34 @@ async fn sqlite_state_kill_9_mid_load_loses_no_charge() {
 /// is left as it was. As root every file is writable, so there the server runs without the
 /// capability that overrides file permissions (`setpriv` drops it from the bounding set):
 /// still root, so it reads the checkout wherever it is.
+/// An address in use stops the start before a state is made: no new state file is left.
+#[test]
+fn an_address_in_use_stops_the_start_before_a_state_is_made() {
+    let dir = scratch("address-in-use");
+    let db = dir.join("state.db");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args([
+            "serve",
+            "--data",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/data"),
+        ])
+        .args([
+            "--state",
+            &format!("sqlite:{}", db.display()),
+            "--addr",
+            &addr,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&addr) && err.contains("in use"), "{err}");
+    assert!(!db.exists(), "a state was made: {err}");
+    drop(taken);
+}
+
 #[test]
 fn a_read_only_sqlite_state_stops_the_start() {
     use std::os::unix::fs::PermissionsExt;

@@ -266,6 +266,14 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         }
         None => None,
     };
+    // The address is bound before the state is opened: an address in use stops the start
+    // before a state is made. Connections wait in the listen queue until serving starts.
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(config.addr.as_str()))
+        .map_err(|source| ServeError::Listen {
+            addr: config.addr.clone(),
+            source,
+        })?;
     let url = config
         .state
         .clone()
@@ -357,11 +365,13 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     let service = Arc::new(service);
     let webhooks = webhooks.map(|(hooks, roots)| (hooks, roots, signature_header));
     runtime.block_on(serve(
-        service, state, config, webhooks, stamp, hangup, stopping,
+        listener, service, state, config, webhooks, stamp, hangup, stopping,
     ))
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn serve(
+    listener: tokio::net::TcpListener,
     service: Arc<Service>,
     state: Option<Arc<State>>,
     config: ServeConfig,
@@ -387,12 +397,6 @@ async fn serve(
             let _ = stopping.wait_for(|stop| *stop).await;
         }
     };
-    let listener = tokio::net::TcpListener::bind(config.addr.as_str())
-        .await
-        .map_err(|source| ServeError::Listen {
-            addr: config.addr.clone(),
-            source,
-        })?;
     let local = listener.local_addr().map_err(|source| ServeError::Listen {
         addr: config.addr.clone(),
         source,
