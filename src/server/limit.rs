@@ -47,8 +47,12 @@ impl Clock {
 
 /// The times of one team's (or client's) last accepted requests, at most `limit` of them:
 /// filled in time order, then a ring in which `next` is the oldest entry, the one the next
-/// accepted request overwrites. Its storage is allocated once, `limit` entries, on the
-/// first request.
+/// accepted request overwrites. Its storage is allocated on the first request: `limit`
+/// entries, or [`RING_RESERVED`] when `limit` is larger (then it grows as it fills).
+/// The most entries a ring reserves at once: a limit of millions (or `u32::MAX`, meant as
+/// "no limit") must not reserve gigabytes on a client's first request.
+const RING_RESERVED: usize = 128;
+
 #[derive(Debug, Default)]
 struct Ring {
     times: Vec<u64>,
@@ -61,7 +65,7 @@ impl Ring {
     fn admit(&mut self, now: u64, limit: usize, window: u64) -> Result<(), Refused> {
         if self.times.len() < limit {
             if self.times.capacity() == 0 {
-                self.times.reserve_exact(limit);
+                self.times.reserve_exact(limit.min(RING_RESERVED));
             }
             self.times.push(now);
             return Ok(());
@@ -364,7 +368,7 @@ mod tests {
         let limiter = RateLimiter::new(1, 7, Duration::from_millis(100));
         let start = Instant::now();
         let mut accepted: Vec<u64> = Vec::new();
-        // Irregular arrivals: bursts and gaps, for 2 s.
+        // Irregular arrivals: bursts and gaps, over about 17 s.
         let mut t = 0u64;
         for i in 0..2000u64 {
             t += [0, 1, 3, 0, 17, 2, 40][(i % 7) as usize] * ((i / 50) % 3);
@@ -385,6 +389,21 @@ mod tests {
             }
         }
         assert!(accepted.len() > 100, "{}", accepted.len());
+    }
+
+    /// A limit meant as "no limit" reserves room as requests come, not for all of it.
+    #[test]
+    fn a_huge_limit_reserves_room_as_it_fills() {
+        let limiter = AddressLimiter::new(u32::MAX as usize, Duration::from_secs(60));
+        let start = Instant::now();
+        let client = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+        for _ in 0..1000 {
+            limiter.check_with(client, || start).unwrap();
+        }
+        let logs = limiter.logs.lock().unwrap();
+        let ring = &logs.by_client[&client];
+        assert_eq!(ring.times.len(), 1000);
+        assert!(ring.times.capacity() < 4096, "{}", ring.times.capacity());
     }
 
     #[test]

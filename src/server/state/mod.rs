@@ -88,7 +88,10 @@ impl StateUrl {
                     .map_err(|e| bad(&format!("the PostgreSQL driver does not take it ({e})")))?;
                 // Each named, not left to defaults: a URL without a database would put the
                 // state in whatever database the server defaults to.
-                if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+                let no_host = config.get_hosts().iter().all(|host| {
+                    matches!(host, tokio_postgres::config::Host::Tcp(name) if name.is_empty())
+                });
+                if no_host && config.get_hostaddrs().is_empty() {
                     return Err(bad("it names no host (`@HOST`, or `?host=/socket/folder`)"));
                 }
                 if config.get_user().is_none_or(str::is_empty) {
@@ -248,10 +251,9 @@ impl fmt::Display for StateError {
                 f,
                 "{state}: the file is a database of another program (it holds tables, and no cardex schema); nothing was written to it: give --state a new file, or the file of a cardex state"
             ),
-            StateError::CannotOpen { state, why } => write!(
-                f,
-                "{state}: cannot open the database: {why}; nothing was created"
-            ),
+            StateError::CannotOpen { state, why } => {
+                write!(f, "{state}: cannot open the database: {why}")
+            }
             StateError::BadEvent { reason } => {
                 write!(f, "an event in the outbox is not an event object: {reason}")
             }
@@ -308,10 +310,10 @@ fn without_password(url: &str) -> String {
         return hide_password_pairs(url);
     };
     let mut out = format!("{scheme}://");
-    // The user part ends at an `@` before the query; an `@` in the query is a value's.
-    let query = rest.find('?').unwrap_or(rest.len());
-    let userinfo_end = rest[..query].find('@');
-    let after = match userinfo_end.map(|at| (&rest[..at], &rest[at + 1..])) {
+    // The `password=` values first, each to the next `?` or `&` (an `@` in one is the
+    // password's); then, as the driver reads it, the user part ends at the first `@`.
+    let rest = hide_password_pairs(rest);
+    let after = match rest.split_once('@') {
         Some((userinfo, after)) => {
             match userinfo.split_once(':') {
                 Some((user, _)) => {
@@ -323,7 +325,7 @@ fn without_password(url: &str) -> String {
             out.push('@');
             after
         }
-        None => rest,
+        None => &rest,
     };
     out.push_str(&hide_password_pairs(after));
     out
@@ -714,6 +716,7 @@ mod tests {
                 "postgres://cardex@db.internal:5433/",
                 "it names no database",
             ),
+            ("postgres://cardex@:5432/cardex", "it names no host"),
         ] {
             let e = StateUrl::parse(bad).unwrap_err();
             assert!(e.to_string().contains(why), "{e}");
@@ -771,6 +774,17 @@ mod tests {
             "{e}"
         );
         assert!(!e.to_string().contains("ss`"), "{e}");
+        // A `?` in the password of the user part: the driver ends the user part at the
+        // first `@`, and so does the display.
+        assert_eq!(
+            StateUrl::parse("postgres://u:secret?x@h/db")
+                .unwrap()
+                .to_string(),
+            "postgres://u:***@h/db"
+        );
+        let e = StateUrl::parse("postgres://u:p?ss@h").unwrap_err();
+        assert!(e.to_string().contains("it names no database"), "{e}");
+        assert!(!e.to_string().contains("p?ss"), "{e}");
     }
 
     #[test]

@@ -223,8 +223,15 @@ impl SqliteState {
             }
             }
         };
-        let found: i64 = db
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
+        // The version and the tables in one statement (one snapshot): a state another
+        // process makes meanwhile is seen whole, not as tables without a version.
+        let (found, tables): (i64, i64) = db
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version), \
+                        (SELECT count(*) FROM sqlite_master)",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
             .map_err(read_only("read the schema version"))?;
         let newer = |found: i64| StateError::NewerSchema {
             state: format!("sqlite:{}", self.path.display()),
@@ -236,15 +243,10 @@ impl SqliteState {
         }
         // Version 0 with tables: not a file cardex made (its first migration sets the
         // version with its tables), so nothing is written to it.
-        if found <= 0 {
-            let tables: i64 = db
-                .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
-                .map_err(read_only("read the schema"))?;
-            if found < 0 || tables > 0 {
-                return Err(StateError::NotCardex {
-                    state: format!("sqlite:{}", self.path.display()),
-                });
-            }
+        if found < 0 || (found == 0 && tables > 0) {
+            return Err(StateError::NotCardex {
+                state: format!("sqlite:{}", self.path.display()),
+            });
         }
         db.pragma_update(None, "journal_mode", "WAL")
             .map_err(read_only("turn on write-ahead logging"))?;
@@ -528,7 +530,7 @@ impl SqliteState {
 fn unopenable(path: &Path) -> Option<&'static str> {
     if path.is_dir() {
         return Some(
-            "the path is a folder: give the path of a file in it, e.g. `sqlite:FOLDER/cardex.db`",
+            "the path is a folder (nothing was created): give the path of a file in it, e.g. `sqlite:FOLDER/cardex.db`",
         );
     }
     let folder = match path.parent() {
@@ -536,7 +538,16 @@ fn unopenable(path: &Path) -> Option<&'static str> {
         Some(p) => p,
         None => return None,
     };
-    (!folder.is_dir()).then_some("its folder does not exist: create it first")
+    // Only what is known: a folder that cannot be looked at is left to SQLite's error.
+    match std::fs::metadata(folder) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some("its folder does not exist (nothing was created): create it first")
+        }
+        Ok(meta) if !meta.is_dir() => {
+            Some("what should be its folder is a file (nothing was created)")
+        }
+        _ => None,
+    }
 }
 
 impl SqliteState {
@@ -1269,6 +1280,14 @@ mod tests {
         let e = SqliteState::open(&missing).unwrap_err();
         assert!(e.to_string().contains("its folder does not exist"), "{e}");
         assert!(!dir.join("nowhere").exists());
+        let file = dir.join("file");
+        std::fs::write(&file, b"").unwrap();
+        let e = SqliteState::open(&file.join("state.db")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("what should be its folder is a file"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
