@@ -29,6 +29,13 @@ pub enum ParameterErrorKind {
     },
     /// The parameter was given twice.
     Repeated,
+    /// The value names a field no record has (`order_by`, `select`).
+    UnknownField {
+        /// The field as written.
+        field: String,
+        /// The closest field there is, when one is close.
+        suggestion: Option<String>,
+    },
     /// The value is not acceptable; the text says why and what is.
     Invalid(String),
 }
@@ -77,6 +84,19 @@ impl fmt::Display for ParameterError {
             ),
             ParameterErrorKind::Repeated => {
                 write!(f, "parameter `{}` is given more than once", self.name)
+            }
+            ParameterErrorKind::UnknownField { field, suggestion } => {
+                let (name, value) = (&self.name, &self.value);
+                write!(f, "invalid `{name}` value `{value}`: no record has ")?;
+                if name == "select" {
+                    write!(f, "a top-level field `{field}`")?;
+                } else {
+                    write!(f, "a value at `{field}`")?;
+                }
+                match suggestion {
+                    Some(s) => write!(f, " (did you mean `{s}`?)"),
+                    None => Ok(()),
+                }
             }
             ParameterErrorKind::Invalid(reason) => {
                 write!(
@@ -300,6 +320,14 @@ pub fn error_body(error: &Error) -> serde_json::Value {
         Error::Parameter(e) => match e.kind() {
             ParameterErrorKind::Unknown { allowed } => {
                 json!({"parameter": e.name(), "allowed": allowed})
+            }
+            ParameterErrorKind::UnknownField { field, suggestion } => {
+                let mut details =
+                    json!({"parameter": e.name(), "value": e.value(), "field": field});
+                if let Some(s) = suggestion {
+                    details["suggestion"] = json!(s);
+                }
+                details
             }
             _ => json!({"parameter": e.name(), "value": e.value()}),
         },

@@ -53,6 +53,54 @@ fn order_by_errors() {
     );
 }
 
+/// An unknown field in `order_by` or `select` is a typed kind, with the closest field, and
+/// the error body carries both.
+#[test]
+fn unknown_fields_in_order_by_and_select_are_typed() {
+    let onepiece = catalog("onepiece");
+    for (req, name, field, suggestion) in [
+        (
+            SearchRequest::new("").order_by("-rarty"),
+            "order_by",
+            "rarty",
+            Some("rarity"),
+        ),
+        (
+            SearchRequest::new("").order_by("zzz"),
+            "order_by",
+            "zzz",
+            None,
+        ),
+        (
+            SearchRequest::new("").select("id,nmae"),
+            "select",
+            "nmae",
+            Some("name"),
+        ),
+    ] {
+        let err = onepiece.search(&req).unwrap_err();
+        let Error::Parameter(p) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(p.name(), name);
+        assert_eq!(
+            *p.kind(),
+            ParameterErrorKind::UnknownField {
+                field: field.into(),
+                suggestion: suggestion.map(Into::into),
+            }
+        );
+        let body = cardex::error_body(&err);
+        assert_eq!(body["error"]["code"], "invalid_parameter");
+        assert_eq!(body["error"]["details"]["field"], field);
+        assert_eq!(
+            body["error"]["details"]["suggestion"].as_str(),
+            suggestion,
+            "{body}"
+        );
+    }
+}
+
 #[test]
 fn select_and_include_errors() {
     assert_eq!(

@@ -90,6 +90,18 @@ async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops
         i64::from(PG_SCHEMA_VERSION)
     );
     assert_eq!(pg.psql("cardex", "SELECT count(*) FROM cardex_schema"), "1");
+    // A database that stops answering without closing its connections: a call fails after
+    // its bound instead of waiting for TCP to give up.
+    pg.signal_all("STOP");
+    let stalled = tokio::time::timeout(Duration::from_secs(120), c.accounts()).await;
+    pg.signal_all("CONT");
+    let err = stalled
+        .expect("a call on a database that answers nothing returns")
+        .expect_err("and fails");
+    assert!(
+        err.to_string().contains("cannot read the accounts"),
+        "{err}"
+    );
     drop(c);
     // A schema a newer cardex wrote: the start stops with exit status 2, naming it.
     pg.psql(

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use roaring::RoaringBitmap;
 
-use crate::error::{NotFound, ParameterError, Result};
+use crate::error::{NotFound, ParameterError, ParameterErrorKind, Result};
 use crate::index::Postings;
 use crate::json::write::Include;
 use crate::load::{self, LoadError, LoadProgress};
@@ -870,8 +870,11 @@ fn parse_order_keys(
                         },
                         None => (e, ""),
                     };
-                    let hint = did_you_mean(e.suggestion.map(|s| format!("{prefix}{s}")));
-                    Err(bad(format!("no record has a value at `{name}`{hint}")).into())
+                    let kind = ParameterErrorKind::UnknownField {
+                        field: name.to_string(),
+                        suggestion: e.suggestion.map(|s| format!("{prefix}{s}")),
+                    };
+                    Err(ParameterError::new("order_by", text, kind).into())
                 }
             }
         })
@@ -1014,8 +1017,11 @@ fn parse_select_keys(collection: &Collection, text: &str) -> Result<Select> {
                 .into());
             }
             Err(e) => {
-                let hint = did_you_mean(e.suggestion);
-                return Err(bad(format!("no record has a top-level field `{name}`{hint}")).into());
+                let kind = ParameterErrorKind::UnknownField {
+                    field: name.to_string(),
+                    suggestion: e.suggestion,
+                };
+                return Err(ParameterError::new("select", text, kind).into());
             }
         }
     }
@@ -1027,13 +1033,6 @@ fn parse_select_keys(collection: &Collection, text: &str) -> Result<Select> {
         )
         .into()
     })
-}
-
-/// ` (did you mean `x`?)` after a refused name, or nothing.
-fn did_you_mean(suggestion: Option<String>) -> String {
-    suggestion
-        .map(|s| format!(" (did you mean `{s}`?)"))
-        .unwrap_or_default()
 }
 
 /// `include=prices,pop_reports` (cards only).

@@ -184,6 +184,32 @@ impl Cluster {
         );
     }
 
+    /// Sends `signal` (`STOP`, `CONT`) to the server and every process it started: stopped,
+    /// it holds its connections open and answers nothing, as a database host that went
+    /// away without closing them does.
+    pub fn signal_all(&self, signal: &str) {
+        let pid_file = std::fs::read_to_string(self.data().join("postmaster.pid"))
+            .expect("the server's postmaster.pid");
+        let postmaster = pid_file.lines().next().expect("a pid").trim().to_string();
+        let mut pids = vec![postmaster.clone()];
+        for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid ...`: the fields after the last `)`.
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            if after.split_whitespace().nth(1) == Some(postmaster.as_str()) {
+                pids.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .args(&pids)
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -{signal} {pids:?}");
+    }
+
     /// Creates database `name`; returns its `--state` URL.
     pub fn database(&self, name: &str) -> String {
         let out = self.run(

@@ -506,7 +506,7 @@ impl State {
     pub async fn accounts(&self) -> Result<Accounts, StateError> {
         match self {
             State::Sqlite(s) => s.accounts(),
-            State::Postgres(s) => s.accounts().await,
+            State::Postgres(s) => bounded(s, "read the accounts", s.accounts()).await,
         }
     }
 
@@ -558,7 +558,7 @@ impl State {
     pub async fn used(&self, team: &str) -> Result<u64, StateError> {
         match self {
             State::Sqlite(s) => s.used(team),
-            State::Postgres(s) => s.used(team).await,
+            State::Postgres(s) => bounded(s, "read the credits used", s.used(team)).await,
         }
     }
 
@@ -567,21 +567,23 @@ impl State {
     pub(crate) async fn accounts_version(&self) -> Result<u64, StateError> {
         match self {
             State::Sqlite(s) => s.accounts_version(),
-            State::Postgres(s) => s.accounts_version().await,
+            State::Postgres(s) => {
+                bounded(s, "read the accounts version", s.accounts_version()).await
+            }
         }
     }
 
     pub(crate) async fn salt(&self) -> Result<String, StateError> {
         match self {
             State::Sqlite(s) => s.salt(),
-            State::Postgres(s) => s.salt().await,
+            State::Postgres(s) => bounded(s, "read the event id salt", s.salt()).await,
         }
     }
 
     pub(crate) async fn saved_marks(&self) -> Result<Option<SavedMarks>, StateError> {
         match self {
             State::Sqlite(s) => s.saved_marks(),
-            State::Postgres(s) => s.saved_marks().await,
+            State::Postgres(s) => bounded(s, "read the saved marks", s.saved_marks()).await,
         }
     }
 
@@ -599,7 +601,7 @@ impl State {
     ) -> Result<(usize, u64), StateError> {
         match self {
             State::Sqlite(s) => s.publish(next, build, now_f64()),
-            State::Postgres(s) => s.publish(next, build).await,
+            State::Postgres(s) => bounded(s, "publish a change", s.publish(next, build)).await,
         }
     }
 
@@ -611,7 +613,9 @@ impl State {
     ) -> Result<Option<Claimed>, StateError> {
         match self {
             State::Sqlite(s) => s.claim(subscription, holder, lease, now_f64()),
-            State::Postgres(s) => s.claim(subscription, holder, lease).await,
+            State::Postgres(s) => {
+                bounded(s, "claim a delivery", s.claim(subscription, holder, lease)).await
+            }
         }
     }
 
@@ -623,36 +627,69 @@ impl State {
     ) -> Result<bool, StateError> {
         match self {
             State::Sqlite(s) => s.attempted(claimed, holder, lease, now_f64()),
-            State::Postgres(s) => s.attempted(claimed, holder, lease).await,
+            State::Postgres(s) => {
+                bounded(
+                    s,
+                    "record a delivery attempt",
+                    s.attempted(claimed, holder, lease),
+                )
+                .await
+            }
         }
     }
 
     pub(crate) async fn finish(&self, claimed: &Claimed, holder: &str) -> Result<(), StateError> {
         match self {
             State::Sqlite(s) => s.finish(claimed, holder, now_f64()),
-            State::Postgres(s) => s.finish(claimed, holder).await,
+            State::Postgres(s) => bounded(s, "finish a delivery", s.finish(claimed, holder)).await,
         }
     }
 
     pub(crate) async fn pending(&self) -> Result<Vec<(String, u64)>, StateError> {
         match self {
             State::Sqlite(s) => s.pending(),
-            State::Postgres(s) => s.pending().await,
+            State::Postgres(s) => bounded(s, "read the pending deliveries", s.pending()).await,
         }
     }
 
     pub(crate) async fn refresh_usage(&self, min_age: f64) -> Result<bool, StateError> {
         match self {
             State::Sqlite(s) => s.refresh_usage(min_age, now_f64()),
-            State::Postgres(s) => s.refresh_usage(min_age).await,
+            State::Postgres(s) => {
+                bounded(s, "refresh the usage board", s.refresh_usage(min_age)).await
+            }
         }
     }
 
     pub(crate) async fn usage(&self, team: &str) -> Result<(u64, f64), StateError> {
         match self {
             State::Sqlite(s) => s.usage(team),
-            State::Postgres(s) => s.usage(team).await,
+            State::Postgres(s) => bounded(s, "read the usage", s.usage(team)).await,
         }
+    }
+}
+
+/// How long a PostgreSQL call of the server's background work (the accounts check, the
+/// usage board, the webhook outbox) or of a request (usage, credits used) may take: a
+/// database that stops answering without closing its connections (its host gone, its
+/// processes stopped) would otherwise hold the caller until TCP gives up, minutes later,
+/// and with it the deliveries, the reloads or the accounts check. The admission of a
+/// request has its own, shorter bound (`charging.rs`).
+const PG_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `call` on `pg`, failed as `doing` when it takes longer than [`PG_CALL_TIMEOUT`].
+async fn bounded<T>(
+    pg: &PgState,
+    doing: &'static str,
+    call: impl std::future::Future<Output = Result<T, StateError>>,
+) -> Result<T, StateError> {
+    match tokio::time::timeout(PG_CALL_TIMEOUT, call).await {
+        Ok(result) => result,
+        Err(_) => Err(StateError::Database {
+            state: pg.shown().to_string(),
+            doing,
+            source: format!("no answer in {} s", PG_CALL_TIMEOUT.as_secs()).into(),
+        }),
     }
 }
 

@@ -127,6 +127,20 @@ const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
     "#,
 ];
 
+/// The statements that remove what is past the retention
+/// ([`super::EVENT_RETENTION_SECS`] by the database's clock): the finished deliveries of
+/// old events, the old events left without deliveries, and old replayed spool ids.
+fn prune_outbox() -> String {
+    format!(
+        "DELETE FROM deliveries WHERE done AND event_id IN
+             (SELECT id FROM events WHERE created < cardex_now() - {r});
+         DELETE FROM events WHERE created < cardex_now() - {r}
+             AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = events.id);
+         DELETE FROM spool_applied WHERE applied < cardex_now() - {r};",
+        r = super::EVENT_RETENTION_SECS
+    )
+}
+
 /// The value of `key` in `meta` (made `default` when missing), locked until `tx` ends:
 /// replicas doing the same take turns.
 async fn lock_meta(
@@ -570,7 +584,14 @@ impl PgState {
             &[&ids, &teams, &credits],
         )
         .await
-        .map(|_| ())
+        .map_err(|e| self.fail("replay spooled charges")(e.into()))?;
+        // The ids replayed are kept as long as events are, then forgotten (here, as a
+        // server without webhooks finishes no delivery).
+        db.batch_execute(&format!(
+            "DELETE FROM spool_applied WHERE applied < cardex_now() - {}",
+            super::EVENT_RETENTION_SECS
+        ))
+        .await
         .map_err(|e| self.fail("replay spooled charges")(e.into()))
     }
 
@@ -701,6 +722,9 @@ impl PgState {
                     .map_err(fail)? as usize;
             }
         }
+        // Here too, not only when a delivery finishes: events that no subscription wants
+        // are never delivered.
+        tx.batch_execute(&prune_outbox()).await.map_err(fail)?;
         tx.commit().await.map_err(fail)?;
         Ok((written, generation))
     }
@@ -786,16 +810,7 @@ impl PgState {
         )
         .await
         .map_err(fail)?;
-        db.batch_execute(&format!(
-            "DELETE FROM deliveries WHERE done AND event_id IN
-                 (SELECT id FROM events WHERE created < cardex_now() - {r});
-             DELETE FROM events WHERE created < cardex_now() - {r}
-                 AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = events.id);
-             DELETE FROM spool_applied WHERE applied < cardex_now() - {r};",
-            r = super::EVENT_RETENTION_SECS
-        ))
-        .await
-        .map_err(fail)
+        db.batch_execute(&prune_outbox()).await.map_err(fail)
     }
 
     /// The pending deliveries per subscription.

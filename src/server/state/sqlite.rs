@@ -525,6 +525,24 @@ impl SqliteState {
     }
 }
 
+/// Removes what is past the outbox's retention ([`super::EVENT_RETENTION_SECS`] before
+/// `now`): the finished deliveries of old events, and the old events left without
+/// deliveries.
+fn prune_outbox(db: &Connection, now: f64) -> rusqlite::Result<()> {
+    let old = now - super::EVENT_RETENTION_SECS;
+    db.execute(
+        "DELETE FROM deliveries WHERE done = 1 AND event_id IN
+             (SELECT id FROM events WHERE created < ?1)",
+        [old],
+    )?;
+    db.execute(
+        "DELETE FROM events WHERE created < ?1
+             AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = events.id)",
+        [old],
+    )?;
+    Ok(())
+}
+
 /// Why SQLite could not open a database at `path`, when that is plain beforehand: a path
 /// that names a folder, or a file in a folder that does not exist.
 fn unopenable(path: &Path) -> Option<&'static str> {
@@ -650,6 +668,9 @@ impl SqliteState {
                     .map_err(&fail)?;
             }
         }
+        // Here too, not only when a delivery finishes: events that no subscription wants
+        // are never delivered.
+        prune_outbox(&tx, now).map_err(&fail)?;
         tx.commit().map_err(&fail)?;
         Ok((written, generation))
     }
@@ -758,20 +779,7 @@ impl SqliteState {
             params![claimed.seq, holder],
         )
         .map_err(&fail)?;
-        let old = now - super::EVENT_RETENTION_SECS;
-        db.execute(
-            "DELETE FROM deliveries WHERE done = 1 AND event_id IN
-                 (SELECT id FROM events WHERE created < ?1)",
-            [old],
-        )
-        .map_err(&fail)?;
-        db.execute(
-            "DELETE FROM events WHERE created < ?1
-                 AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = events.id)",
-            [old],
-        )
-        .map_err(&fail)?;
-        Ok(())
+        prune_outbox(&db, now).map_err(&fail)
     }
 
     /// The pending deliveries per subscription.
@@ -1726,6 +1734,41 @@ mod tests {
         assert_eq!(publish("m2"), (1, 4));
         assert_eq!(state.saved_marks().unwrap().unwrap().marks, "m2");
         assert_eq!(state.pending().unwrap(), [("all".to_string(), 4)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Events that no subscription wants are removed once past the retention, by the
+    /// next publication (no delivery ever finishes to remove them).
+    #[test]
+    fn events_without_deliveries_are_removed_after_the_retention() {
+        let dir = scratch("retention");
+        let state = SqliteState::open(&dir.join("state.db")).unwrap();
+        let publish = |to: &'static str, now: f64| {
+            let marks = MarksToSave {
+                json: to,
+                fingerprint: to,
+            };
+            state
+                .publish(
+                    &marks,
+                    |g| vec![(event(&format!("evt_{to}_{g}")), vec![])],
+                    now,
+                )
+                .unwrap()
+        };
+        let events = || -> i64 {
+            state
+                .connection()
+                .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+                .unwrap()
+        };
+        publish("m1", 1.0);
+        publish("m2", 2.0);
+        assert_eq!(events(), 2);
+        publish("m3", 2.0 + crate::server::state::EVENT_RETENTION_SECS);
+        // The first is past the retention; the second (one second younger) and the new
+        // one stay.
+        assert_eq!(events(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
