@@ -708,7 +708,23 @@ impl PgState {
                 )
                 .await
                 .map_err(fail)?;
-            if new == 0 {
+            // An event there already (another replica published this change) within the
+            // retention: a subscription of this replica's that has no delivery of it (a
+            // webhooks file naming one the other's did not, as in a rolling deploy) gets
+            // one. An older event's finished deliveries may have been removed, and would
+            // be sent again.
+            let recent = || async {
+                tx.query_one(
+                    &format!(
+                        "SELECT created >= cardex_now() - {} FROM events WHERE id = $1",
+                        super::EVENT_RETENTION_SECS
+                    ),
+                    &[&event.id],
+                )
+                .await
+                .map(|row| row.get::<_, bool>(0))
+            };
+            if new == 0 && !recent().await.map_err(fail)? {
                 continue;
             }
             for subscription in &subscriptions {

@@ -655,7 +655,7 @@ impl SqliteState {
                     params![event.id, event.to_json(), now],
                 )
                 .map_err(&fail)?;
-            if new == 0 {
+            if new == 0 && !Self::event_is_recent(&tx, &event.id, now).map_err(&fail)? {
                 continue;
             }
             for subscription in &subscriptions {
@@ -673,6 +673,19 @@ impl SqliteState {
         prune_outbox(&tx, now).map_err(&fail)?;
         tx.commit().map_err(&fail)?;
         Ok((written, generation))
+    }
+
+    /// Whether the outbox's event `id`, there already (another server published the same
+    /// change), is within the retention: then a subscription of this server's that has no
+    /// delivery of it (a webhooks file that names one the other's did not, as in a rolling
+    /// deploy) gets one. An older event's finished deliveries may have been removed, and
+    /// would be sent again.
+    fn event_is_recent(db: &Connection, id: &str, now: f64) -> rusqlite::Result<bool> {
+        db.query_row(
+            "SELECT created >= ?2 FROM events WHERE id = ?1",
+            params![id, now - super::EVENT_RETENTION_SECS],
+            |row| row.get(0),
+        )
     }
 
     /// Frees every lease: one server runs on an SQLite state, so at its start the
@@ -1734,6 +1747,45 @@ mod tests {
         assert_eq!(publish("m2"), (1, 4));
         assert_eq!(state.saved_marks().unwrap().unwrap().marks, "m2");
         assert_eq!(state.pending().unwrap(), [("all".to_string(), 4)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A subscription that one server has and another has not (a rolling deploy of a new
+    /// webhooks file) gets the events of a change the other published first.
+    #[test]
+    fn a_subscription_the_first_publisher_lacked_gets_the_event() {
+        let dir = scratch("late-subscription");
+        let state = SqliteState::open(&dir.join("state.db")).unwrap();
+        let marks = MarksToSave {
+            json: "m1",
+            fingerprint: "m1",
+        };
+        let publish = |subscriptions: &[&str], now: f64| {
+            let subscriptions: Vec<String> = subscriptions.iter().map(|s| s.to_string()).collect();
+            state
+                .publish(
+                    &marks,
+                    |g| vec![(event(&format!("evt_{g}")), subscriptions)],
+                    now,
+                )
+                .unwrap()
+        };
+        assert_eq!(publish(&["a"], 1.0), (1, 1));
+        // The other server, with `b` as well, publishes the same change: `b` gets it once.
+        assert_eq!(publish(&["a", "b"], 2.0), (1, 1));
+        assert_eq!(publish(&["a", "b"], 3.0), (0, 1));
+        assert_eq!(
+            state.pending().unwrap(),
+            [("a".to_string(), 1), ("b".to_string(), 1)]
+        );
+        // Past the retention an event that is there is left as it is.
+        assert_eq!(
+            publish(
+                &["a", "b", "c"],
+                1.5 + crate::server::state::EVENT_RETENTION_SECS
+            ),
+            (0, 1)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
