@@ -217,3 +217,29 @@ fn hits_are_the_search_without_its_json() {
         .hits(&SearchRequest::new("rarity_code:").page(0))
         .is_err());
 }
+
+#[test]
+fn expansion_card_hits_are_the_expansion_cards_without_their_json() {
+    let onepiece = catalog("onepiece");
+    for (id, req) in [
+        ("PRB01", SearchRequest::new("")),
+        (
+            "PRB01",
+            SearchRequest::new("rarity_code:SR").order_by("-id"),
+        ),
+        ("OP01", SearchRequest::new("").page(2).page_size(3)),
+        ("op01", SearchRequest::new("-rarity_code:C")),
+    ] {
+        let page = onepiece.expansion_cards(id, &req).unwrap();
+        let hits = onepiece.expansion_card_hits(id, &req).unwrap();
+        assert_eq!(hits.total_count, page.total_count(), "{id} {req:?}");
+        assert_eq!(hits.record_ids, page.record_ids(), "{id} {req:?}");
+    }
+    let err = onepiece
+        .expansion_card_hits("NOPE", &SearchRequest::new(""))
+        .unwrap_err();
+    assert!(
+        matches!(err, cardex::Error::NotFound(cardex::NotFound::Expansion { ref id }) if id == "NOPE"),
+        "{err}"
+    );
+}

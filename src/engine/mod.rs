@@ -458,6 +458,28 @@ impl Catalog {
         self.list(Target::Cards, req, Some(printed))
     }
 
+    /// The matches of [`Catalog::expansion_cards`] without their JSON, like
+    /// [`Catalog::hits`]; record ids of [`Catalog::cards`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Catalog::expansion_cards`].
+    ///
+    /// ```
+    /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;
+    /// let onepiece = engine.catalog("onepiece").unwrap();
+    /// let hits = onepiece.expansion_card_hits("PRB01", &cardex::SearchRequest::new("rarity_code:SR"))?;
+    /// assert_eq!(hits.total_count, 2);
+    /// let ids: Vec<_> = hits.ids(onepiece.cards()).collect();
+    /// assert_eq!(ids, ["OP01-013", "OP02-013"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn expansion_card_hits(&self, id: &str, req: &SearchRequest<'_>) -> Result<Hits> {
+        let printed = self.printed_in(id)?;
+        let (hits, ()) = self.matches(Target::Cards, req, Some(printed), u32::MAX, |_| Ok(()))?;
+        Ok(hits)
+    }
+
     /// The cards whose printings hold expansion `id`.
     fn printed_in(&self, id: &str) -> Result<Postings<'_>> {
         let id = self.expansions.record_id(self.expansion_record(id)?);
