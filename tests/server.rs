@@ -1285,10 +1285,6 @@ async fn sqlite_state_kill_9_mid_load_loses_no_charge() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A state file the server cannot write stops the start (exit 2), naming the problem, and
-/// is left as it was. As root every file is writable, so there the server runs without the
-/// capability that overrides file permissions (`setpriv` drops it from the bounding set):
-/// still root, so it reads the checkout wherever it is.
 /// An address in use stops the start before a state is made: no new state file is left.
 #[test]
 fn an_address_in_use_stops_the_start_before_a_state_is_made() {
@@ -1317,6 +1313,10 @@ fn an_address_in_use_stops_the_start_before_a_state_is_made() {
     drop(taken);
 }
 
+/// A state file the server cannot write stops the start (exit 2), naming the problem, and
+/// is left as it was. As root every file is writable, so there the server runs without the
+/// capability that overrides file permissions (`setpriv` drops it from the bounding set):
+/// still root, so it reads the checkout wherever it is.
 #[test]
 fn a_read_only_sqlite_state_stops_the_start() {
     use std::os::unix::fs::PermissionsExt;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::limit::{RateLimiter, Refused};
 use super::log;
-use super::state::{ChargeWriter, Spool, State, StateError};
+use super::state::{bounded, ChargeWriter, Spool, State, StateError};
 
 /// How long an admission may wait for PostgreSQL before the replica treats it as down.
 const ADMIT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -196,10 +196,15 @@ impl Charging {
         .await
         {
             Ok(result) => result,
-            Err(_) => Err(StateError::Database {
-                state: pg.shown().to_string(),
-                doing: "admit a request",
-                source: format!("no answer in {} ms", ADMIT_TIMEOUT.as_millis()).into(),
+            Err(_) => Err({
+                // The connection the admission waited on is back in the pool, its request
+                // unanswered: idle connections are closed, not handed to the next one.
+                pg.close_idle();
+                StateError::Database {
+                    state: pg.shown().to_string(),
+                    doing: "admit a request",
+                    source: format!("no answer in {} ms", ADMIT_TIMEOUT.as_millis()).into(),
+                }
             }),
         }
     }
@@ -228,7 +233,7 @@ impl Charging {
                 if !down && spooled == 0 {
                     return;
                 }
-                if let Err(e) = pg.ping().await {
+                if let Err(e) = bounded(pg, "reach the database", pg.ping()).await {
                     if !down {
                         log::event("state_error", &e.to_string());
                     }
@@ -265,7 +270,7 @@ impl Charging {
             if charges.is_empty() {
                 return Ok(replayed);
             }
-            pg.apply_spooled(&charges).await?;
+            bounded(pg, "replay spooled charges", pg.apply_spooled(&charges)).await?;
             spool.remove_through(last)?;
             replayed += charges.len() as u64;
         }

@@ -677,19 +677,24 @@ impl State {
 /// request has its own, shorter bound (`charging.rs`).
 const PG_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// `call` on `pg`, failed as `doing` when it takes longer than [`PG_CALL_TIMEOUT`].
-async fn bounded<T>(
+/// `call` on `pg`, failed as `doing` when it takes longer than [`PG_CALL_TIMEOUT`]. Then
+/// the idle connections are closed: the one the call was waiting on went back to the pool
+/// with the call's request still unanswered, and a later call would wait behind it.
+pub(crate) async fn bounded<T>(
     pg: &PgState,
     doing: &'static str,
     call: impl std::future::Future<Output = Result<T, StateError>>,
 ) -> Result<T, StateError> {
     match tokio::time::timeout(PG_CALL_TIMEOUT, call).await {
         Ok(result) => result,
-        Err(_) => Err(StateError::Database {
-            state: pg.shown().to_string(),
-            doing,
-            source: format!("no answer in {} s", PG_CALL_TIMEOUT.as_secs()).into(),
-        }),
+        Err(_) => {
+            pg.close_idle();
+            Err(StateError::Database {
+                state: pg.shown().to_string(),
+                doing,
+                source: format!("no answer in {} s", PG_CALL_TIMEOUT.as_secs()).into(),
+            })
+        }
     }
 }
 

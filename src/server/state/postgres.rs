@@ -253,6 +253,11 @@ impl PgState {
         })
     }
 
+    /// Closes the pool's idle connections (new ones are made as calls need them).
+    pub(crate) fn close_idle(&self) {
+        self.pool.retain(|_, _| false);
+    }
+
     /// The state as configured, without its password.
     pub(crate) fn shown(&self) -> &str {
         &self.shown
@@ -567,6 +572,14 @@ impl PgState {
         charges: &[(String, String, u64)],
     ) -> Result<(), StateError> {
         let db = self.client("replay spooled charges").await?;
+        // The ids replayed are kept as long as events are, then forgotten (here, as a
+        // server without webhooks finishes no delivery).
+        db.batch_execute(&format!(
+            "DELETE FROM spool_applied WHERE applied < cardex_now() - {}",
+            super::EVENT_RETENTION_SECS
+        ))
+        .await
+        .map_err(|e| self.fail("replay spooled charges")(e.into()))?;
         let ids: Vec<&str> = charges.iter().map(|c| c.0.as_str()).collect();
         let teams: Vec<&str> = charges.iter().map(|c| c.1.as_str()).collect();
         let credits: Vec<i64> = charges.iter().map(|c| c.2 as i64).collect();
@@ -584,14 +597,7 @@ impl PgState {
             &[&ids, &teams, &credits],
         )
         .await
-        .map_err(|e| self.fail("replay spooled charges")(e.into()))?;
-        // The ids replayed are kept as long as events are, then forgotten (here, as a
-        // server without webhooks finishes no delivery).
-        db.batch_execute(&format!(
-            "DELETE FROM spool_applied WHERE applied < cardex_now() - {}",
-            super::EVENT_RETENTION_SECS
-        ))
-        .await
+        .map(|_| ())
         .map_err(|e| self.fail("replay spooled charges")(e.into()))
     }
 
