@@ -719,8 +719,9 @@ impl PgState {
             // webhooks file naming one the other's did not, as in a rolling deploy) gets
             // one. An older event's finished deliveries may have been removed, and would
             // be sent again.
+            // (An event another replica's prune removed meanwhile is not recent.)
             let recent = || async {
-                tx.query_one(
+                tx.query_opt(
                     &format!(
                         "SELECT created >= cardex_now() - {} FROM events WHERE id = $1",
                         super::EVENT_RETENTION_SECS
@@ -728,7 +729,7 @@ impl PgState {
                     &[&event.id],
                 )
                 .await
-                .map(|row| row.get::<_, bool>(0))
+                .map(|row| row.is_some_and(|row| row.get::<_, bool>(0)))
             };
             if new == 0 && !recent().await.map_err(fail)? {
                 continue;
