@@ -67,6 +67,12 @@ pub enum ImportErrorKind {
     },
     /// The output already exists (give `--force` to replace it).
     OutputExists,
+    /// `--force` would delete more than the catalog imported: the output holds the source
+    /// being imported, or catalogs other than this one.
+    ReplaceRefused {
+        /// What replacing the output would delete: the source, or the other catalogs.
+        would_delete: String,
+    },
     /// The catalog name is not a catalog folder's name (`[a-z0-9_-]+`).
     InvalidCatalogName {
         /// The name as given.
@@ -166,6 +172,10 @@ impl fmt::Display for ImportError {
             ImportErrorKind::Conflict { field } => write!(
                 f,
                 "the record already has `{field}`, with another value than the importer would give it"
+            ),
+            ImportErrorKind::ReplaceRefused { would_delete } => write!(
+                f,
+                "--force replaces the whole output folder, which would delete {would_delete}; nothing was written: choose another output (and move the catalog folder in), or remove what is there first"
             ),
             ImportErrorKind::OutputExists => {
                 f.write_str("the output already exists; remove it, choose another, or replace it with --force")
@@ -327,6 +337,46 @@ impl SnapshotWriter {
         }
         Ok(())
     }
+}
+
+/// Refuses to replace `out` (under `--force`) when that would delete more than a snapshot
+/// of `catalog`: the source `src` (`out` is it, or holds it), or other catalog folders in
+/// `out` (a sub-folder with `cards/`, `expansions/` or `catalog.json`, as the loader counts
+/// them).
+pub(crate) fn check_replaceable(out: &Path, catalog: &str, src: &Path) -> Result<(), ImportError> {
+    let refused = |would_delete: String| {
+        Err(ImportError::new(
+            Some(out),
+            ImportErrorKind::ReplaceRefused { would_delete },
+        ))
+    };
+    let Ok(meta) = fs::metadata(out) else {
+        return Ok(());
+    };
+    if !meta.is_dir() {
+        return Ok(());
+    }
+    if let (Ok(out_real), Ok(src_real)) = (out.canonicalize(), src.canonicalize()) {
+        if src_real.starts_with(&out_real) {
+            return refused(format!("the source being imported, {}", src.display()));
+        }
+    }
+    let mut others: Vec<String> = fs::read_dir(out)
+        .map_err(|e| ImportError::io(out, e))?
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_str() != Some(catalog))
+        .filter(|entry| {
+            ["cards", "expansions", "catalog.json"]
+                .iter()
+                .any(|part| fs::symlink_metadata(entry.path().join(part)).is_ok())
+        })
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    if others.is_empty() {
+        return Ok(());
+    }
+    others.sort();
+    refused(format!("the other catalogs in it ({})", others.join(", ")))
 }
 
 /// Removes `path` whether it is a folder, a file or a link; nothing there is not an error.

@@ -128,6 +128,9 @@ pub fn import(
             ImportErrorKind::Layout { expected },
         ));
     }
+    if options.force {
+        super::check_replaceable(out, &options.catalog, src)?;
+    }
     let writer = SnapshotWriter::new(out, options.force)?;
 
     let sets_text = read_text(&sets_path)?;
@@ -627,6 +630,28 @@ mod tests {
             Vec::<String>::new(),
             "the killed import's copy is gone too"
         );
+        // `--force` refuses to delete the source, or another catalog beside this one.
+        let err = import(&src, &src, &options, &|_| panic!("converted")).unwrap_err();
+        assert!(
+            matches!(err.kind(), ImportErrorKind::ReplaceRefused { .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("the source being imported"),
+            "{err}"
+        );
+        let err = import(&src, parent, &options, &|_| panic!("converted"));
+        assert!(err.is_err());
+        assert!(src.join("sets/en.json").exists());
+        fs::create_dir_all(out.join("lorcana/cards")).unwrap();
+        let err = import(&src, &out, &options, &|_| panic!("converted")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the other catalogs in it (lorcana)"),
+            "{err}"
+        );
+        assert!(out.join("lorcana/cards").exists());
+        fs::remove_dir_all(out.join("lorcana")).unwrap();
         // A catalog name no folder can have is refused before anything is converted.
         let bad = Options {
             catalog: "Bad Name".into(),
