@@ -148,7 +148,9 @@ impl fmt::Display for ImportError {
         }
         match &self.kind {
             ImportErrorKind::Io(e) => write!(f, "{e}"),
-            ImportErrorKind::Layout { expected } => write!(f, "not the expected layout: {expected}"),
+            ImportErrorKind::Layout { expected } => {
+                write!(f, "not the expected layout: {expected}")
+            }
             ImportErrorKind::InvalidUtf8 => f.write_str("file is not valid UTF-8"),
             ImportErrorKind::Json {
                 message,
@@ -220,6 +222,8 @@ pub struct SnapshotWriter {
     staging: PathBuf,
     force: bool,
     committed: bool,
+    /// The first folder of the output's path that did not exist before.
+    created: Option<PathBuf>,
     /// The source file of each converted file (by its path in the snapshot), which a
     /// load error names instead of the staging copy.
     sources: std::sync::Mutex<std::collections::HashMap<PathBuf, PathBuf>>,
@@ -244,19 +248,29 @@ impl SnapshotWriter {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        fs::create_dir_all(&parent).map_err(|e| ImportError::io(&parent, e))?;
+        // The first folder of the output's path that is made here, removed again should
+        // the import fail.
+        let created = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .last()
+            .map(Path::to_path_buf);
+        fs::create_dir_all(&parent).map_err(|e| ImportError::io(out, e))?;
+        remove_stale_staging(&parent, name);
         let staging = parent.join(format!(".{name}.importing-{}", std::process::id()));
-        if staging.exists() {
-            fs::remove_dir_all(&staging).map_err(|e| ImportError::io(&staging, e))?;
-        }
-        fs::create_dir_all(&staging).map_err(|e| ImportError::io(&staging, e))?;
-        Ok(SnapshotWriter {
+        let writer = SnapshotWriter {
             out: out.to_path_buf(),
             staging,
             force,
             committed: false,
+            created,
             sources: Default::default(),
-        })
+        };
+        if writer.staging.exists() {
+            fs::remove_dir_all(&writer.staging).map_err(|e| ImportError::io(out, e))?;
+        }
+        fs::create_dir_all(&writer.staging).map_err(|e| ImportError::io(out, e))?;
+        Ok(writer)
     }
 
     /// Writes `text` at `rel` inside the snapshot being built.
@@ -265,11 +279,12 @@ impl SnapshotWriter {
     ///
     /// I/O errors.
     pub fn write(&self, rel: &str, text: &[u8]) -> Result<(), ImportError> {
+        // Errors name the file as it would be in the output, not the hidden copy.
         let path = self.staging.join(rel);
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| ImportError::io(dir, e))?;
+            fs::create_dir_all(dir).map_err(|e| ImportError::io(&self.out.join(rel), e))?;
         }
-        fs::write(&path, text).map_err(|e| ImportError::io(&path, e))
+        fs::write(&path, text).map_err(|e| ImportError::io(&self.out.join(rel), e))
     }
 
     /// Writes `text` at `rel`, converted from the file `source` record for record (in the
@@ -393,6 +408,35 @@ impl Drop for SnapshotWriter {
     fn drop(&mut self) {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.staging);
+            if let Some(created) = &self.created {
+                let _ = fs::remove_dir_all(created);
+            }
+        }
+    }
+}
+
+/// Removes the copies that imports into `parent/name` killed before they finished left
+/// (`.name.importing-PID` of a process no longer running). Where running processes cannot
+/// be told (no `/proc`), only this process's own copy is removed, by the caller.
+fn remove_stale_staging(parent: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.importing-");
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .filter(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = fs::remove_dir_all(entry.path());
         }
     }
 }

@@ -119,8 +119,23 @@ pub fn import(
     let sets_path = src.join("sets").join("en.json");
     let cards_dir = src.join("cards").join("en");
     if !sets_path.is_file() || !cards_dir.is_dir() {
+        // What is wrong, then what is expected.
+        let wrong = if !src.exists() {
+            "it does not exist".to_string()
+        } else if !src.is_dir() {
+            "it is not a folder".to_string()
+        } else {
+            let missing: Vec<&str> = [
+                (!sets_path.is_file()).then_some("no file sets/en.json"),
+                (!cards_dir.is_dir()).then_some("no folder cards/en"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            missing.join(" and ")
+        };
         let expected = format!(
-            "{} with sets/en.json and cards/en/<set>.json",
+            "{wrong}; expected {} with sets/en.json and cards/en/<set>.json (a checkout of PokemonTCG/pokemon-tcg-data)",
             src.display()
         );
         return Err(ImportError::new(
@@ -168,6 +183,17 @@ pub fn import(
         }
     }
     files.sort();
+    if files.is_empty() {
+        return Err(ImportError::new(
+            Some(src),
+            ImportErrorKind::Layout {
+                expected: format!(
+                    "no cards file in {}; expected cards/en/<set>.json files",
+                    cards_dir.display()
+                ),
+            },
+        ));
+    }
     for path in &files {
         let set = stem(path);
         if !summaries.contains_key(set) {
@@ -588,6 +614,54 @@ mod tests {
         import(&src, &out, &Options::default(), &|_| {}).unwrap();
         assert!(!out.join("pokemon/cards/.zz.json").exists());
         fs::remove_dir_all(&out).unwrap();
+        fs::remove_dir_all(&src).unwrap();
+    }
+
+    /// A source that is not the data set says what is wrong with it.
+    #[test]
+    fn a_wrong_source_says_what_is_missing() {
+        let src = temp("layout-src");
+        let out = temp("layout-out");
+        let says = |src: &Path| {
+            import(src, &out, &Options::default(), &|_| {})
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(says(&src).contains("it does not exist"));
+        fs::write(&src, "x").unwrap();
+        assert!(says(&src).contains("it is not a folder"));
+        fs::remove_file(&src).unwrap();
+        write(&src, "sets/en.json", "[]");
+        let err = says(&src);
+        assert!(
+            err.contains("no folder cards/en") && !err.contains("no file sets/en.json"),
+            "{err}"
+        );
+        fs::create_dir_all(src.join("cards/en")).unwrap();
+        assert!(says(&src).contains("no cards file in"), "{}", says(&src));
+        assert!(!out.exists());
+        fs::remove_dir_all(&src).unwrap();
+    }
+
+    /// A failed import leaves no folder it made on the way to the output, and an import
+    /// removes the copies that killed ones left.
+    #[test]
+    fn a_failed_import_leaves_no_folder_and_a_killed_ones_copy_goes() {
+        let src = temp("leftover-src");
+        let root = temp("leftover-out");
+        source(&src);
+        write(&src, "cards/en/s1.json", "[{\"id\":");
+        let out = root.join("a/b/out");
+        assert!(import(&src, &out, &Options::default(), &|_| {}).is_err());
+        assert!(!root.exists(), "a folder made for the output stayed");
+        // A copy that an import killed before it finished left (its process gone).
+        source(&src);
+        let stale = root.join(".out.importing-4294967290");
+        fs::create_dir_all(stale.join("pokemon")).unwrap();
+        import(&src, &root.join("out"), &Options::default(), &|_| {}).unwrap();
+        assert!(!stale.exists());
+        assert!(root.join("out/pokemon/cards/s1.json").exists());
+        fs::remove_dir_all(&root).unwrap();
         fs::remove_dir_all(&src).unwrap();
     }
 
