@@ -459,11 +459,13 @@ impl Catalog {
     }
 
     /// The matches of [`Catalog::expansion_cards`] without their JSON, like
-    /// [`Catalog::hits`]; record ids of [`Catalog::cards`].
+    /// [`Catalog::hits`]; record ids of [`Catalog::cards`]. As with [`Catalog::hits`],
+    /// `select` and `include` are not read and `page_size` may exceed [`MAX_PAGE_SIZE`].
     ///
     /// # Errors
     ///
-    /// As [`Catalog::expansion_cards`].
+    /// [`NotFound::Expansion`] for an unknown expansion; a malformed or unfitting `q`, a
+    /// bad `order_by` or page, an unknown language.
     ///
     /// ```
     /// # let engine = cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data"))?;

@@ -222,8 +222,12 @@ pub struct SnapshotWriter {
     staging: PathBuf,
     force: bool,
     committed: bool,
-    /// The first folder of the output's path that did not exist before.
-    created: Option<PathBuf>,
+    /// The folders of the output's path made for it, deepest first: removed again, each
+    /// only while empty, should the import fail.
+    created: Vec<PathBuf>,
+    /// The working copy's lock, held while the import runs: an import that finds a copy
+    /// whose lock it can take removes it (its import was killed).
+    lock: Option<fs::File>,
     /// The source file of each converted file (by its path in the snapshot), which a
     /// load error names instead of the staging copy.
     sources: std::sync::Mutex<std::collections::HashMap<PathBuf, PathBuf>>,
@@ -248,28 +252,33 @@ impl SnapshotWriter {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        // The first folder of the output's path that is made here, removed again should
-        // the import fail.
-        let created = parent
+        // The folders of the output's path that are made here, removed again (while
+        // empty) should the import fail.
+        let created: Vec<PathBuf> = parent
             .ancestors()
             .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
-            .last()
-            .map(Path::to_path_buf);
-        fs::create_dir_all(&parent).map_err(|e| ImportError::io(out, e))?;
+            .map(Path::to_path_buf)
+            .collect();
+        fs::create_dir_all(&parent).map_err(|e| ImportError::io(&parent, e))?;
         remove_stale_staging(&parent, name);
         let staging = parent.join(format!(".{name}.importing-{}", std::process::id()));
-        let writer = SnapshotWriter {
+        let mut writer = SnapshotWriter {
             out: out.to_path_buf(),
             staging,
             force,
             committed: false,
             created,
+            lock: None,
             sources: Default::default(),
         };
         if writer.staging.exists() {
-            fs::remove_dir_all(&writer.staging).map_err(|e| ImportError::io(out, e))?;
+            fs::remove_dir_all(&writer.staging).map_err(|e| ImportError::io(&writer.staging, e))?;
         }
-        fs::create_dir_all(&writer.staging).map_err(|e| ImportError::io(out, e))?;
+        fs::create_dir_all(&writer.staging).map_err(|e| ImportError::io(&writer.staging, e))?;
+        let lock_path = writer.staging.join(STAGING_LOCK);
+        let lock = fs::File::create(&lock_path).map_err(|e| ImportError::io(&lock_path, e))?;
+        lock.lock().map_err(|e| ImportError::io(&lock_path, e))?;
+        writer.lock = Some(lock);
         Ok(writer)
     }
 
@@ -335,6 +344,9 @@ impl SnapshotWriter {
         old_name.push(self.out.file_name().unwrap_or_default());
         old_name.push(".old");
         let old = self.staging.with_file_name(old_name);
+        // The lock stays behind: the snapshot does not hold it.
+        self.lock = None;
+        let _ = fs::remove_file(self.staging.join(STAGING_LOCK));
         let replacing = self.force && fs::symlink_metadata(&self.out).is_ok();
         if replacing {
             remove_any(&old).map_err(|e| ImportError::io(&old, e))?;
@@ -355,9 +367,8 @@ impl SnapshotWriter {
 }
 
 /// Refuses to replace `out` (under `--force`) when that would delete more than a snapshot
-/// of `catalog`: the source `src` (`out` is it, or holds it), or other catalog folders in
-/// `out` (a sub-folder with `cards/`, `expansions/` or `catalog.json`, as the loader counts
-/// them).
+/// of `catalog`: the source `src` (`out` is it, or holds it), or anything in `out` but the
+/// folder `catalog` and hidden entries (other catalogs, notes, a repository).
 pub(crate) fn check_replaceable(out: &Path, catalog: &str, src: &Path) -> Result<(), ImportError> {
     let refused = |would_delete: String| {
         Err(ImportError::new(
@@ -378,20 +389,23 @@ pub(crate) fn check_replaceable(out: &Path, catalog: &str, src: &Path) -> Result
     }
     let mut others: Vec<String> = fs::read_dir(out)
         .map_err(|e| ImportError::io(out, e))?
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_name().to_str() != Some(catalog))
-        .filter(|entry| {
-            ["cards", "expansions", "catalog.json"]
-                .iter()
-                .any(|part| fs::symlink_metadata(entry.path().join(part)).is_ok())
-        })
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
+        .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| ImportError::io(out, e))?;
+    others.retain(|name| name != catalog && !name.starts_with('.'));
     if others.is_empty() {
         return Ok(());
     }
     others.sort();
-    refused(format!("the other catalogs in it ({})", others.join(", ")))
+    let shown: Vec<&str> = others.iter().take(5).map(String::as_str).collect();
+    let more = match others.len() - shown.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    refused(format!(
+        "what it holds besides the catalog `{catalog}` ({}{more})",
+        shown.join(", ")
+    ))
 }
 
 /// Removes `path` whether it is a folder, a file or a link; nothing there is not an error.
@@ -408,34 +422,43 @@ impl Drop for SnapshotWriter {
     fn drop(&mut self) {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.staging);
-            if let Some(created) = &self.created {
-                let _ = fs::remove_dir_all(created);
+            // Deepest first, each only if empty: another import may have written beside.
+            for folder in &self.created {
+                if fs::remove_dir(folder).is_err() {
+                    break;
+                }
             }
         }
     }
 }
 
-/// Removes the copies that imports into `parent/name` killed before they finished left
-/// (`.name.importing-PID` of a process no longer running). Where running processes cannot
-/// be told (no `/proc`), only this process's own copy is removed, by the caller.
+/// The lock file in a working copy, held by its import while it runs.
+const STAGING_LOCK: &str = ".lock";
+
+/// Removes the working copies that imports into `parent/name` killed before they finished
+/// left: a `.name.importing-PID` whose lock file is there and can be locked (an import
+/// that runs holds its lock, in whatever process namespace or host it runs). A copy
+/// without a lock file (one being made, or left by an older cardex) is left alone.
 fn remove_stale_staging(parent: &Path, name: &str) {
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
     let prefix = format!(".{name}.importing-");
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
     for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(pid) = file_name
+        if !entry
+            .file_name()
             .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .filter(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+            .is_some_and(|n| n.starts_with(&prefix))
+        {
+            continue;
+        }
+        let Ok(lock) = fs::File::options()
+            .write(true)
+            .open(entry.path().join(STAGING_LOCK))
         else {
             continue;
         };
-        if !Path::new("/proc").join(pid).exists() {
+        if lock.try_lock().is_ok() {
             let _ = fs::remove_dir_all(entry.path());
         }
     }

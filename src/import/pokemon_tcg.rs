@@ -654,12 +654,28 @@ mod tests {
         let out = root.join("a/b/out");
         assert!(import(&src, &out, &Options::default(), &|_| {}).is_err());
         assert!(!root.exists(), "a folder made for the output stayed");
-        // A copy that an import killed before it finished left (its process gone).
+        // A folder made for it that holds something else by then stays, with it.
+        fs::create_dir_all(root.join("a")).unwrap();
+        fs::write(root.join("a/other.txt"), "someone's").unwrap();
+        assert!(import(&src, &out, &Options::default(), &|_| {}).is_err());
+        assert!(root.join("a/other.txt").exists() && !root.join("a/b").exists());
+        fs::remove_dir_all(&root).unwrap();
+        // A copy that an import killed before it finished left (its lock free), beside one
+        // that an import running holds.
         source(&src);
         let stale = root.join(".out.importing-4294967290");
         fs::create_dir_all(stale.join("pokemon")).unwrap();
+        fs::write(stale.join(".lock"), "").unwrap();
+        let running = root.join(".out.importing-4294967291");
+        fs::create_dir_all(&running).unwrap();
+        let held = fs::File::create(running.join(".lock")).unwrap();
+        held.lock().unwrap();
         import(&src, &root.join("out"), &Options::default(), &|_| {}).unwrap();
         assert!(!stale.exists());
+        assert!(running.exists());
+        assert!(!root.join("out/.lock").exists());
+        drop(held);
+        fs::remove_dir_all(&running).unwrap();
         assert!(root.join("out/pokemon/cards/s1.json").exists());
         fs::remove_dir_all(&root).unwrap();
         fs::remove_dir_all(&src).unwrap();
@@ -670,17 +686,18 @@ mod tests {
         let src = temp("force-src");
         let out = temp("force-out");
         source(&src);
-        fs::create_dir_all(&out).unwrap();
-        fs::write(out.join("old.txt"), "old").unwrap();
+        fs::create_dir_all(out.join("pokemon")).unwrap();
+        fs::write(out.join("pokemon/old.txt"), "old").unwrap();
+        fs::write(out.join(".hidden"), "old").unwrap();
         let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
         assert!(matches!(err.kind(), ImportErrorKind::OutputExists));
-        assert!(out.join("old.txt").exists());
+        assert!(out.join("pokemon/old.txt").exists());
         let options = Options {
             force: true,
             ..Options::default()
         };
         import(&src, &out, &options, &|_| {}).unwrap();
-        assert!(!out.join("old.txt").exists());
+        assert!(!out.join("pokemon/old.txt").exists());
         assert!(out.join("pokemon/cards/s1.json").exists());
         // What a killed import left beside it does not stand in the way, nor does an
         // output that is a file; nothing is left beside the output after.
@@ -718,14 +735,16 @@ mod tests {
         assert!(err.is_err());
         assert!(src.join("sets/en.json").exists());
         fs::create_dir_all(out.join("lorcana/cards")).unwrap();
+        fs::write(out.join("notes.txt"), "mine").unwrap();
         let err = import(&src, &out, &options, &|_| panic!("converted")).unwrap_err();
         assert!(
             err.to_string()
-                .contains("the other catalogs in it (lorcana)"),
+                .contains("what it holds besides the catalog `pokemon` (lorcana, notes.txt)"),
             "{err}"
         );
-        assert!(out.join("lorcana/cards").exists());
+        assert!(out.join("lorcana/cards").exists() && out.join("notes.txt").exists());
         fs::remove_dir_all(out.join("lorcana")).unwrap();
+        fs::remove_file(out.join("notes.txt")).unwrap();
         // A catalog name no folder can have is refused before anything is converted.
         let bad = Options {
             catalog: "Bad Name".into(),

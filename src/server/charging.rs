@@ -196,15 +196,10 @@ impl Charging {
         .await
         {
             Ok(result) => result,
-            Err(_) => Err({
-                // The connection the admission waited on is back in the pool, its request
-                // unanswered: idle connections are closed, not handed to the next one.
-                pg.close_idle();
-                StateError::Database {
-                    state: pg.shown().to_string(),
-                    doing: "admit a request",
-                    source: format!("no answer in {} ms", ADMIT_TIMEOUT.as_millis()).into(),
-                }
+            Err(_) => Err(StateError::Database {
+                state: pg.shown().to_string(),
+                doing: "admit a request",
+                source: format!("no answer in {} ms", ADMIT_TIMEOUT.as_millis()).into(),
             }),
         }
     }

@@ -677,9 +677,10 @@ impl State {
 /// request has its own, shorter bound (`charging.rs`).
 const PG_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// `call` on `pg`, failed as `doing` when it takes longer than [`PG_CALL_TIMEOUT`]. Then
-/// the idle connections are closed: the one the call was waiting on went back to the pool
-/// with the call's request still unanswered, and a later call would wait behind it.
+/// `call` on `pg`, failed as `doing` when it takes longer than [`PG_CALL_TIMEOUT`]. The
+/// connection it waited on goes back to the pool with its request unanswered: a later call
+/// on it waits behind it, within its own bound, until the database answers or TCP's
+/// keepalive (set by [`PgState::open`]) finds the peer gone and the pool drops it.
 pub(crate) async fn bounded<T>(
     pg: &PgState,
     doing: &'static str,
@@ -687,14 +688,11 @@ pub(crate) async fn bounded<T>(
 ) -> Result<T, StateError> {
     match tokio::time::timeout(PG_CALL_TIMEOUT, call).await {
         Ok(result) => result,
-        Err(_) => {
-            pg.close_idle();
-            Err(StateError::Database {
-                state: pg.shown().to_string(),
-                doing,
-                source: format!("no answer in {} s", PG_CALL_TIMEOUT.as_secs()).into(),
-            })
-        }
+        Err(_) => Err(StateError::Database {
+            state: pg.shown().to_string(),
+            doing,
+            source: format!("no answer in {} s", PG_CALL_TIMEOUT.as_secs()).into(),
+        }),
     }
 }
 

@@ -232,6 +232,23 @@ impl PgState {
         if config.get_application_name().is_none() {
             config.application_name("cardex");
         }
+        // A peer that is gone (its host down, a network that drops everything) is found
+        // by TCP in about 20 s, not the system's default two hours (keepalive, for a
+        // connection waiting for an answer) or 15 minutes (retransmission, for one whose
+        // request is unacknowledged); the pool then drops the closed connection. The URL's
+        // own settings win.
+        if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+            config.keepalives_idle(Duration::from_secs(10));
+        }
+        if config.get_keepalives_interval().is_none() {
+            config.keepalives_interval(Duration::from_secs(2));
+        }
+        if config.get_keepalives_retries().is_none() {
+            config.keepalives_retries(5);
+        }
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(Duration::from_secs(20));
+        }
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -251,11 +268,6 @@ impl PgState {
             shown: shown.to_string(),
             pool,
         })
-    }
-
-    /// Closes the pool's idle connections (new ones are made as calls need them).
-    pub(crate) fn close_idle(&self) {
-        self.pool.retain(|_, _| false);
     }
 
     /// The state as configured, without its password.
