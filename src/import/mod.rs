@@ -261,7 +261,17 @@ impl SnapshotWriter {
             .collect();
         fs::create_dir_all(&parent).map_err(|e| ImportError::io(&parent, e))?;
         remove_stale_staging(&parent, name);
-        let staging = parent.join(format!(".{name}.importing-{}", std::process::id()));
+        // Named by process and time, so no two imports (in other PID namespaces or hosts
+        // sharing the folder) share one.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let unique = nanos ^ u128::from(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let staging = parent.join(format!(
+            ".{name}.importing-{}-{unique:x}",
+            std::process::id()
+        ));
         let mut writer = SnapshotWriter {
             out: out.to_path_buf(),
             staging,
@@ -271,14 +281,19 @@ impl SnapshotWriter {
             lock: None,
             sources: Default::default(),
         };
-        if writer.staging.exists() {
-            fs::remove_dir_all(&writer.staging).map_err(|e| ImportError::io(&writer.staging, e))?;
+        fs::create_dir(&writer.staging).map_err(|e| ImportError::io(&writer.staging, e))?;
+        // The lock file appears under its name already locked (made and locked under
+        // another, then renamed), so a sweep never finds it unlocked while this runs. Where
+        // the file system has no locks, the copy has no lock file, and no sweep removes it.
+        let fresh = writer.staging.join(".lock.new");
+        let lock = fs::File::create(&fresh).map_err(|e| ImportError::io(&fresh, e))?;
+        if lock.lock().is_ok() {
+            let lock_path = writer.staging.join(STAGING_LOCK);
+            fs::rename(&fresh, &lock_path).map_err(|e| ImportError::io(&lock_path, e))?;
+            writer.lock = Some(lock);
+        } else {
+            let _ = fs::remove_file(&fresh);
         }
-        fs::create_dir_all(&writer.staging).map_err(|e| ImportError::io(&writer.staging, e))?;
-        let lock_path = writer.staging.join(STAGING_LOCK);
-        let lock = fs::File::create(&lock_path).map_err(|e| ImportError::io(&lock_path, e))?;
-        lock.lock().map_err(|e| ImportError::io(&lock_path, e))?;
-        writer.lock = Some(lock);
         Ok(writer)
     }
 
@@ -344,8 +359,8 @@ impl SnapshotWriter {
         old_name.push(self.out.file_name().unwrap_or_default());
         old_name.push(".old");
         let old = self.staging.with_file_name(old_name);
-        // The lock stays behind: the snapshot does not hold it.
-        self.lock = None;
+        // The lock file stays behind (the snapshot does not hold it); the lock itself is
+        // held until the copy has moved into place, so no sweep takes it meanwhile.
         let _ = fs::remove_file(self.staging.join(STAGING_LOCK));
         let replacing = self.force && fs::symlink_metadata(&self.out).is_ok();
         if replacing {
@@ -359,6 +374,7 @@ impl SnapshotWriter {
             return Err(ImportError::io(&self.out, e));
         }
         self.committed = true;
+        self.lock = None;
         if replacing {
             let _ = remove_any(&old);
         }
@@ -368,7 +384,7 @@ impl SnapshotWriter {
 
 /// Refuses to replace `out` (under `--force`) when that would delete more than a snapshot
 /// of `catalog`: the source `src` (`out` is it, or holds it), or anything in `out` but the
-/// folder `catalog` and hidden entries (other catalogs, notes, a repository).
+/// folder `catalog` (other catalogs, notes, a `.git`).
 pub(crate) fn check_replaceable(out: &Path, catalog: &str, src: &Path) -> Result<(), ImportError> {
     let refused = |would_delete: String| {
         Err(ImportError::new(
@@ -392,7 +408,7 @@ pub(crate) fn check_replaceable(out: &Path, catalog: &str, src: &Path) -> Result
         .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect::<Result<_, _>>()
         .map_err(|e| ImportError::io(out, e))?;
-    others.retain(|name| name != catalog && !name.starts_with('.'));
+    others.retain(|name| name != catalog);
     if others.is_empty() {
         return Ok(());
     }
@@ -436,7 +452,7 @@ impl Drop for SnapshotWriter {
 const STAGING_LOCK: &str = ".lock";
 
 /// Removes the working copies that imports into `parent/name` killed before they finished
-/// left: a `.name.importing-PID` whose lock file is there and can be locked (an import
+/// left: a `.name.importing-PID-N` whose lock file is there and can be locked (an import
 /// that runs holds its lock, in whatever process namespace or host it runs). A copy
 /// without a lock file (one being made, or left by an older cardex) is left alone.
 fn remove_stale_staging(parent: &Path, name: &str) {

@@ -663,10 +663,10 @@ mod tests {
         // A copy that an import killed before it finished left (its lock free), beside one
         // that an import running holds.
         source(&src);
-        let stale = root.join(".out.importing-4294967290");
+        let stale = root.join(".out.importing-4294967290-1f");
         fs::create_dir_all(stale.join("pokemon")).unwrap();
         fs::write(stale.join(".lock"), "").unwrap();
-        let running = root.join(".out.importing-4294967291");
+        let running = root.join(".out.importing-4294967291-2e");
         fs::create_dir_all(&running).unwrap();
         let held = fs::File::create(running.join(".lock")).unwrap();
         held.lock().unwrap();
@@ -696,6 +696,10 @@ mod tests {
             force: true,
             ..Options::default()
         };
+        // A hidden entry (a `.git`) is not replaced either.
+        let err = import(&src, &out, &options, &|_| {}).unwrap_err();
+        assert!(err.to_string().contains("(.hidden)"), "{err}");
+        fs::remove_file(out.join(".hidden")).unwrap();
         import(&src, &out, &options, &|_| {}).unwrap();
         assert!(!out.join("pokemon/old.txt").exists());
         assert!(out.join("pokemon/cards/s1.json").exists());
