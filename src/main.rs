@@ -5,9 +5,9 @@
 //! Exit status: 0 on success; 2 for a bad request (query, parameter, unknown catalog,
 //! language, card or expansion), a command line that cannot be carried out (`generate`
 //! over an output that exists without `--force`, `accounts` given a `--data` folder or a
-//! state that is not there), or a `serve` or `accounts` configuration that cannot start (a state, snapshot,
-//! webhooks or CA file, an address), with the error on stderr (a query error with its
-//! caret); 1 when the snapshot cannot be loaded for a search, an import fails (its output
+//! state that is not there), or a `serve` or `accounts` configuration that cannot start
+//! (a state, snapshot, webhooks or CA file, an address), with the error on stderr (a query
+//! error with its caret); 1 when the snapshot cannot be loaded for a search, an import fails (its output
 //! existing without `--force` included), or the server stops with an error.
 
 use std::io::{self, Write};

@@ -45,14 +45,14 @@ impl Clock {
     }
 }
 
-/// The times of one team's (or client's) last accepted requests, at most `limit` of them:
-/// filled in time order, then a ring in which `next` is the oldest entry, the one the next
-/// accepted request overwrites. Its storage is allocated on the first request: `limit`
-/// entries, or [`RING_RESERVED`] when `limit` is larger (then it grows as it fills).
 /// The most entries a ring reserves at once: a limit of millions (or `u32::MAX`, meant as
 /// "no limit") must not reserve gigabytes on a client's first request.
 const RING_RESERVED: usize = 128;
 
+/// The times of one team's (or client's) last accepted requests, at most `limit` of them:
+/// filled in time order, then a ring in which `next` is the oldest entry, the one the next
+/// accepted request overwrites. Its storage is allocated on the first request: `limit`
+/// entries, or [`RING_RESERVED`] when `limit` is larger (then it grows as it fills).
 #[derive(Debug, Default)]
 struct Ring {
     times: Vec<u64>,

@@ -171,8 +171,8 @@ pub enum StateError {
         /// The state, as configured.
         state: String,
     },
-    /// SQLite cannot open the file where it is: its folder is missing, or it names a
-    /// folder.
+    /// SQLite cannot open or create the file: its folder is missing or is a file, the path
+    /// names a folder, or the file or its folder cannot be read and written.
     CannotOpen {
         /// The state, as configured.
         state: String,
