@@ -68,9 +68,9 @@ pub enum ImportErrorKind {
     /// The output already exists (give `--force` to replace it).
     OutputExists,
     /// `--force` would delete more than the catalog imported: the output holds the source
-    /// being imported, or catalogs other than this one.
+    /// being imported, or anything besides the catalog's folder.
     ReplaceRefused {
-        /// What replacing the output would delete: the source, or the other catalogs.
+        /// What replacing the output would delete: the source, or what else it holds.
         would_delete: String,
     },
     /// The catalog name is not a catalog folder's name (`[a-z0-9_-]+`).
