@@ -157,7 +157,7 @@ impl SqliteState {
         let mut name = self.path.as_os_str().to_owned();
         name.push(".lock");
         let path = PathBuf::from(name);
-        let state = format!("sqlite:{}", self.path.display());
+        let state = self.shown();
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -184,9 +184,14 @@ impl SqliteState {
         &self.path
     }
 
+    /// The state as its messages show it: `sqlite:PATH`.
+    fn shown(&self) -> String {
+        format!("sqlite:{}", self.path.display())
+    }
+
     fn fail(&self, doing: &'static str) -> impl Fn(rusqlite::Error) -> StateError + '_ {
         move |source| StateError::Database {
-            state: format!("sqlite:{}", self.path.display()),
+            state: self.shown(),
             doing,
             source: source.into(),
         }
@@ -200,7 +205,7 @@ impl SqliteState {
         let mut db = self.connection();
         if db.is_readonly("main").unwrap_or(false) {
             return Err(StateError::ReadOnly {
-                state: format!("sqlite:{}", self.path.display()),
+                state: self.shown(),
             });
         }
         db.busy_timeout(std::time::Duration::from_secs(5))
@@ -213,10 +218,10 @@ impl SqliteState {
             move |e: rusqlite::Error| {
                 match e.sqlite_error_code() {
                 Some(rusqlite::ErrorCode::ReadOnly) => StateError::ReadOnly {
-                    state: format!("sqlite:{}", self.path.display()),
+                    state: self.shown(),
                 },
                 Some(rusqlite::ErrorCode::CannotOpen) => StateError::CannotOpen {
-                    state: format!("sqlite:{}", self.path.display()),
+                    state: self.shown(),
                     why: "SQLite cannot open or create the file: the file and its folder must be readable and writable by this user",
                 },
                 _ => self.fail(doing)(e),
@@ -234,7 +239,7 @@ impl SqliteState {
             )
             .map_err(read_only("read the schema version"))?;
         let newer = |found: i64| StateError::NewerSchema {
-            state: format!("sqlite:{}", self.path.display()),
+            state: self.shown(),
             found,
             known: SCHEMA_VERSION,
         };
@@ -245,7 +250,7 @@ impl SqliteState {
         // version with its tables), so nothing is written to it.
         if found < 0 || (found == 0 && tables > 0) {
             return Err(StateError::NotCardex {
-                state: format!("sqlite:{}", self.path.display()),
+                state: self.shown(),
             });
         }
         db.pragma_update(None, "journal_mode", "WAL")
@@ -270,7 +275,7 @@ impl SqliteState {
         }
         if version < 0 {
             return Err(StateError::NotCardex {
-                state: format!("sqlite:{}", self.path.display()),
+                state: self.shown(),
             });
         }
         for migration in &MIGRATIONS[version as usize..SCHEMA_VERSION as usize] {
