@@ -60,6 +60,24 @@ pub(super) async fn meter_v2(
     response
 }
 
+/// Put in each request by the router's guard, and set by this layer as the request's
+/// charge begins: from then on the request timeout lets the request finish, so that an
+/// answer is charged exactly when it is served. (A charge is bounded by its own timeouts:
+/// the SQLite writer's wait for the write lock, PostgreSQL's admission.)
+#[derive(Debug, Clone, Default)]
+pub(super) struct ChargeUnderWay(Arc<std::sync::atomic::AtomicBool>);
+
+impl ChargeUnderWay {
+    fn begin(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether the request's charge has begun.
+    pub(super) fn begun(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
 /// The client's address, put in each request by the accept loop.
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddr(pub std::net::SocketAddr);
@@ -156,12 +174,16 @@ async fn metered(
         Err(refused) => return (rate_limited(&m.charging, refused), 0, named_by_key),
     };
     request.extensions_mut().insert(Admitted(team));
+    let under_way = request.extensions().get::<ChargeUnderWay>().cloned();
     let response = next.run(request).await;
     let credits = if response.status().is_success() {
         roster.costs.of(endpoint)
     } else {
         0
     };
+    if let Some(under_way) = under_way {
+        under_way.begin();
+    }
     match m
         .charging
         .after(checked, team, &roster.ids[team], credits)

@@ -254,8 +254,15 @@ async fn guard(mut request: Request, next: Next, timeout: Duration, cors: Arc<Co
     } else {
         let span = log::request_span(&method, &path, team.as_deref());
         handled = Some(span.clone());
-        match tokio::time::timeout(timeout, next.run(request).instrument(span)).await {
+        let under_way = metering::ChargeUnderWay::default();
+        request.extensions_mut().insert(under_way.clone());
+        let handling = next.run(request).instrument(span);
+        tokio::pin!(handling);
+        match tokio::time::timeout(timeout, &mut handling).await {
             Ok(response) => response,
+            // A charge under way is finished and its answer served: answering 503 now
+            // would leave a charge for an answer the client never got.
+            Err(_) if under_way.begun() => handling.await,
             Err(_) => error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "timeout",
@@ -361,6 +368,77 @@ mod tests {
                 .unwrap();
             assert_eq!(fine.status(), 200);
         });
+    }
+
+    /// A request whose charge is under way when the timeout passes is served and charged:
+    /// the timeout never answers 503 for a request it charged. Another connection holds
+    /// SQLite's write lock past the timeout, so the charge waits for it.
+    #[test]
+    fn a_charge_under_way_at_the_timeout_is_finished_and_its_answer_served() {
+        use crate::server::accounts::{Accounts, Plan};
+        use crate::server::state::{State, StateUrl};
+        let runtime = crate::server::testing::runtime();
+        let dir = crate::server::testing::scratch("router", "charge_at_timeout");
+        let path = dir.join("state.db");
+        runtime.block_on(async {
+            let mut accounts = Accounts::default();
+            let plan = Plan {
+                total_credits: 100,
+                overage_credit_rate: 0.0,
+            };
+            let key = accounts.add_key("acme", plan, 0).unwrap();
+            let cost = accounts.credit_costs.of(Endpoint::Cards);
+            let state = State::open(&StateUrl::Sqlite(path.clone())).await.unwrap();
+            state.import(&accounts).await.unwrap();
+            let state = Arc::new(state);
+            let engine = crate::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).unwrap();
+            let service =
+                Service::with_state(engine, state.clone(), 100, Duration::from_secs(1), None)
+                    .await
+                    .unwrap();
+            let app = router(
+                Arc::new(service),
+                Duration::from_millis(300),
+                &CorsOrigins::Any,
+            );
+            let addr = crate::server::testing::serve(app).await;
+            let other = rusqlite::Connection::open(&path).unwrap();
+            other.execute_batch("BEGIN IMMEDIATE").unwrap();
+            let request = tokio::spawn(
+                reqwest::Client::new()
+                    .get(format!("http://{addr}/pokemon/v1/cards?page_size=1"))
+                    .header("X-Api-Key", key.as_str())
+                    .header("X-Team-ID", "acme")
+                    .send(),
+            );
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            other.execute_batch("COMMIT").unwrap();
+            let status = request.await.unwrap().unwrap().status();
+            // A second request: its charge commits after the first's (the writer commits
+            // one group at a time), so once it is answered the first's is in.
+            let second = reqwest::Client::new()
+                .get(format!("http://{addr}/pokemon/v1/cards?page_size=1"))
+                .header("X-Api-Key", key.as_str())
+                .header("X-Team-ID", "acme")
+                .send()
+                .await
+                .unwrap()
+                .status();
+            assert_eq!(second, StatusCode::OK);
+            let used = match &*state {
+                State::Sqlite(sqlite) => sqlite.used("acme").unwrap(),
+                State::Postgres(_) => unreachable!("a SQLite state"),
+            };
+            // Charged exactly when served. (A handler slower than the timeout on a loaded
+            // machine is answered 503 before its charge begins, and costs nothing.)
+            let expected = if status.is_success() { 2 * cost } else { cost };
+            assert_eq!(used, expected, "{status}");
+            assert!(
+                status == StatusCode::OK || status == StatusCode::SERVICE_UNAVAILABLE,
+                "{status}"
+            );
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The timeout of [`with_operations`] answers 503 `timeout` for a handler that awaits
