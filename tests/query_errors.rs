@@ -49,6 +49,44 @@ fn malformed_queries_have_their_own_kinds_and_places() {
             9
         )
     ));
+    // `&&` and `||` are `AND` and `OR`, and messages name them as written.
+    assert!(matches!(
+        parse_kind("nami &&"),
+        (
+            ParseErrorKind::ExpectedTerm {
+                after: Some("&&"),
+                ..
+            },
+            7,
+            8
+        )
+    ));
+    assert!(matches!(
+        parse_kind("nami || && zoro"),
+        (
+            ParseErrorKind::ExpectedTerm {
+                after: Some("||"),
+                ..
+            },
+            8,
+            9
+        )
+    ));
+    assert_eq!(
+        parse_kind("name:&&"),
+        (ParseErrorKind::ReservedKeyword { word: "&&" }, 5, 6)
+    );
+    assert!(matches!(
+        parse_kind("nami + zoro"),
+        (
+            ParseErrorKind::ExpectedTerm {
+                after: Some("+"),
+                ..
+            },
+            6,
+            7
+        )
+    ));
     assert!(matches!(
         parse_kind("nami AND OR zoro"),
         (

@@ -196,6 +196,37 @@ fn or_not_minus_and_parentheses() {
     assert_eq!(ids("pokemon", "-(-name:charizard)"), all_charizards);
 }
 
+/// Lucene's and Elasticsearch's `&&`, `||` and `+` (required), as v2 clients write them:
+/// `AND`, `OR`, and a term as it is (they were bare values that found nothing).
+#[test]
+fn lucene_spellings_of_and_or_and_required() {
+    assert_eq!(
+        ids("pokemon", "name:charizard && rarity_code:SIR"),
+        ids("pokemon", "name:charizard AND rarity_code:SIR")
+    );
+    assert_eq!(
+        ids("pokemon", "name:raichu || name:flabebe"),
+        ["emc-50", "emc-84"]
+    );
+    assert_eq!(
+        ids("pokemon", "+name:charizard"),
+        ids("pokemon", "name:charizard")
+    );
+    assert_eq!(
+        ids("pokemon", "+name:charizard -rarity:\"Double Rare\""),
+        ["emc-199", "ltc-2"]
+    );
+    assert_eq!(
+        ids("pokemon", "+(name:raichu || name:flabebe) && +-name:raichu"),
+        ["emc-84"]
+    );
+    assert_eq!(
+        ids("onepiece", "rarity_code:(SR || SEC)"),
+        ids("onepiece", "rarity_code:(SR OR SEC)")
+    );
+    assert_eq!(ids("onepiece", "colors:(red && green)"), ["OP02-001"]);
+}
+
 #[test]
 fn grouped_values() {
     assert_eq!(

@@ -19,19 +19,17 @@ fn field() -> impl Strategy<Value = String> {
 fn value_word() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9éリ'&*?.:,!=+-][a-zA-Z0-9éリ'&*?.:,!<>=+\"\\[\\]{}-]{0,8}"
         .prop_filter("keywords are not words", |w| {
-            !["AND", "OR", "NOT", "TO"].contains(&w.as_str())
+            !["AND", "OR", "NOT", "TO", "&&", "||"].contains(&w.as_str())
         })
 }
 
-/// A bare word: also not starting with `-` or `!`, and without `:`, `<`, `>` (which would
-/// make it a term).
 /// A word in a group of values (`field:(a OR b)`): also without `:`, `<` and `>`, since a
 /// `field:value` or `field>1` term inside the parentheses makes them a nested query.
 /// Nor `-`, `!` or `^` before a quote (`!"a`), which the parser refuses in a group.
 fn group_word() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9éリ'&*?.,!=+-][a-zA-Z0-9éリ'&*?.,!=+\"\\[\\]{}-]{0,8}"
         .prop_filter("keywords are not words", |w| {
-            !["AND", "OR", "NOT", "TO"].contains(&w.as_str())
+            !["AND", "OR", "NOT", "TO", "&&", "||"].contains(&w.as_str())
         })
         .prop_filter("a prefix before a quote is refused", |w| {
             let negated = w.trim_start_matches('-');
@@ -40,11 +38,12 @@ fn group_word() -> impl Strategy<Value = String> {
         })
 }
 
+/// A bare word: also not starting with `-`, `+` or `!`, and without `:`, `<`, `>` (which
+/// would make it a term).
 fn bare_word() -> impl Strategy<Value = String> {
-    "[a-zA-Z0-9éリ'&*?.,+][a-zA-Z0-9éリ'&*?.,+\"-]{0,8}"
-        .prop_filter("keywords are not words", |w| {
-            !["AND", "OR", "NOT", "TO"].contains(&w.as_str())
-        })
+    "[a-zA-Z0-9éリ'&*?.,][a-zA-Z0-9éリ'&*?.,+\"-]{0,8}".prop_filter("keywords are not words", |w| {
+        !["AND", "OR", "NOT", "TO", "&&", "||"].contains(&w.as_str())
+    })
 }
 
 fn phrase() -> impl Strategy<Value = String> {
@@ -183,6 +182,9 @@ fn soup() -> impl Strategy<Value = String> {
             "AND",
             "OR",
             "TO",
+            "&&",
+            "||",
+            "+",
             "-",
             "!",
             "^",

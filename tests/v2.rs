@@ -241,6 +241,19 @@ async fn v2_queries_paging_order_and_errors() {
             &|set, card| data.sets[set]["series"] == series && card["supertype"] == "Pokémon"
         ))
     );
+    // Lucene's `&&`, `||` and `+` (required), percent-encoded as a client sends them.
+    let (s, body) = get(
+        &client,
+        &url("/v2/cards?q=%2Bset.id:base1%20%26%26%20(supertype:pokemon%20%7C%7C%20supertype:trainer)&pageSize=1"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["totalCount"],
+        json!(count(&|set, card| set == "base1"
+            && (card["supertype"] == "Pokémon"
+                || card["supertype"] == "Trainer")))
+    );
     let (_, body) = get(
         &client,
         &url("/v2/cards?q=nationalPokedexNumbers:25&select=id,name"),

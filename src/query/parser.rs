@@ -36,7 +36,8 @@ pub const MAX_DEPTH: usize = 32;
 pub const MAX_TERMS: usize = 512;
 
 /// The keywords of the language; they are keywords only in upper case and as whole tokens.
-const KEYWORDS: [&str; 4] = ["AND", "OR", "NOT", "TO"];
+/// `&&` and `||` are Lucene's and Elasticsearch's spellings of `AND` and `OR`.
+const KEYWORDS: [&str; 6] = ["AND", "OR", "NOT", "TO", "&&", "||"];
 
 /// The error type of the productions: a kind and a place, measured from the end of the
 /// input so that sub-parsers need not know the whole query.
@@ -306,7 +307,7 @@ impl QueryParser {
             let Some(after) = keyword(next, "OR") else {
                 break;
             };
-            let (r, item) = self.and(ws(after), Some("OR"))?;
+            let (r, item) = self.and(ws(after), Some(joiner_at(next, "OR")))?;
             items.push(item);
             rest = r;
         }
@@ -323,7 +324,7 @@ impl QueryParser {
                 break;
             }
             let (r, item) = match keyword(next, "AND") {
-                Some(after_and) => self.unary(ws(after_and), Some("AND"))?,
+                Some(after_and) => self.unary(ws(after_and), Some(joiner_at(next, "AND")))?,
                 None => self.unary(next, after)?,
             };
             items.push(item);
@@ -332,7 +333,9 @@ impl QueryParser {
         Ok((rest, items.join(Expr::And)))
     }
 
-    /// `unary = ("NOT" | "-") unary | primary`, read as a loop; `NOT NOT x` folds to `x`.
+    /// `unary = ("NOT" | "-" | "+") unary | primary`, read as a loop; `NOT NOT x` folds to
+    /// `x`. `+` is Lucene's "required", which every term joined by `AND` is: it changes
+    /// nothing.
     fn unary<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr<'a>> {
         let mut rest = input;
         let mut negations = 0usize;
@@ -342,19 +345,23 @@ impl QueryParser {
                 negations += 1;
                 last_op = Some("NOT");
                 rest = ws(r);
-            } else if let Some(r) = rest.strip_prefix('-') {
+            } else if let Some((sign, r)) = rest
+                .strip_prefix('-')
+                .map(|r| ("-", r))
+                .or_else(|| rest.strip_prefix('+').map(|r| ("+", r)))
+            {
                 if r.is_empty() || r.starts_with(char::is_whitespace) || r.starts_with(')') {
                     return fail(
                         r,
                         0,
                         ParseErrorKind::ExpectedTerm {
-                            after: Some("-"),
+                            after: Some(sign),
                             found: found_at(r),
                         },
                     );
                 }
-                negations += 1;
-                last_op = Some("-");
+                negations += usize::from(sign == "-");
+                last_op = Some(sign);
                 rest = r;
             } else {
                 break;
@@ -722,7 +729,7 @@ impl QueryParser {
             rest = ws(rest);
             let op = ["OR", "AND"]
                 .into_iter()
-                .find_map(|k| keyword(rest, k).map(|after| (k, after)));
+                .find_map(|k| keyword(rest, k).map(|after| (joiner_at(rest, k), after)));
             let missing = |at: &'a str, after: &'static str| {
                 fail(
                     at,
@@ -737,10 +744,10 @@ impl QueryParser {
                 if let Some(prev) = pending {
                     return missing(rest, prev);
                 }
-                if op == "OR" {
+                if op == "OR" || op == "||" {
                     alternatives.push(Vec::new());
                 }
-                pending = Some(if op == "OR" { "OR" } else { "AND" });
+                pending = Some(op);
                 rest = after;
                 continue;
             }
@@ -869,10 +876,10 @@ fn holds_field_term(inside: &str) -> bool {
             // A term's prefixes, read as the term parser reads them: what follows is the
             // start of a token (a phrase, a group, a term). More prefix characters after
             // them make a word (`!!x` is the exact word `!x`).
-            b'-' | b'!' | b'^' => {
+            b'-' | b'+' | b'!' | b'^' => {
                 let token = &inside[i..];
                 let rest = term_prefixes(token);
-                if rest.starts_with(['-', '!', '^']) {
+                if rest.starts_with(['-', '+', '!', '^']) {
                     i += token_len(token).max(1);
                 } else {
                     i += token.len() - rest.len();
@@ -904,10 +911,10 @@ fn holds_field_term(inside: &str) -> bool {
     false
 }
 
-/// `token` after the prefixes a term can start with: any number of `-`, then one `!` or
-/// `^`.
+/// `token` after the prefixes a term can start with: any number of `-` and `+`, then one
+/// `!` or `^`.
 fn term_prefixes(token: &str) -> &str {
-    let negated = token.trim_start_matches('-');
+    let negated = token.trim_start_matches(['-', '+']);
     negated.strip_prefix(['!', '^']).unwrap_or(negated)
 }
 
@@ -1011,14 +1018,32 @@ fn at_token_end(rest: &str) -> bool {
     }
 }
 
-/// If `input` starts with keyword `kw` as a whole token, the text after it.
+/// If `input` starts with keyword `kw` as a whole token, the text after it; `AND` and
+/// `OR` are also written `&&` and `||`.
 fn keyword<'a>(input: &'a str, kw: &str) -> Option<&'a str> {
-    input.strip_prefix(kw).filter(|rest| at_token_end(rest))
+    let rest = input.strip_prefix(kw).or_else(|| match kw {
+        "AND" => input.strip_prefix("&&"),
+        "OR" => input.strip_prefix("||"),
+        _ => None,
+    })?;
+    at_token_end(rest).then_some(rest)
+}
+
+/// How the joiner `kw` (`AND` or `OR`) that starts `input` is written there, for messages.
+fn joiner_at(input: &str, kw: &'static str) -> &'static str {
+    match kw {
+        "AND" if input.starts_with("&&") => "&&",
+        "OR" if input.starts_with("||") => "||",
+        _ => kw,
+    }
 }
 
 /// The keyword `input` starts with, if any.
 fn leading_keyword(input: &str) -> Option<&'static str> {
-    if !matches!(input.as_bytes().first(), Some(b'A' | b'O' | b'N' | b'T')) {
+    if !matches!(
+        input.as_bytes().first(),
+        Some(b'A' | b'O' | b'N' | b'T' | b'&' | b'|')
+    ) {
         return None;
     }
     KEYWORDS.into_iter().find(|kw| keyword(input, kw).is_some())
