@@ -67,21 +67,38 @@ impl ParameterError {
     pub fn kind(&self) -> &ParameterErrorKind {
         &self.kind
     }
+
+    /// For an unknown parameter, the parameter it is closest to, when one is close
+    /// (`pagesize` → `page_size`); for an unknown field, the closest field.
+    pub fn suggestion(&self) -> Option<&str> {
+        match &self.kind {
+            ParameterErrorKind::Unknown { allowed } => {
+                crate::naming::suggest(&self.name, allowed.iter().copied())
+            }
+            ParameterErrorKind::UnknownField { suggestion, .. } => suggestion.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for ParameterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ParameterErrorKind::Unknown { allowed } => write!(
-                f,
-                "unknown parameter `{}`; the parameters are {}",
-                self.name,
-                allowed
-                    .iter()
-                    .map(|a| format!("`{a}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            ParameterErrorKind::Unknown { allowed } => {
+                write!(f, "unknown parameter `{}`", self.name)?;
+                if let Some(close) = self.suggestion() {
+                    write!(f, " (did you mean `{close}`?)")?;
+                }
+                write!(
+                    f,
+                    "; the parameters are {}",
+                    allowed
+                        .iter()
+                        .map(|a| format!("`{a}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
             ParameterErrorKind::Repeated => {
                 write!(f, "parameter `{}` is given more than once", self.name)
             }
@@ -319,7 +336,11 @@ pub fn error_body(error: &Error) -> serde_json::Value {
         }
         Error::Parameter(e) => match e.kind() {
             ParameterErrorKind::Unknown { allowed } => {
-                json!({"parameter": e.name(), "allowed": allowed})
+                let mut details = json!({"parameter": e.name(), "allowed": allowed});
+                if let Some(s) = e.suggestion() {
+                    details["suggestion"] = json!(s);
+                }
+                details
             }
             ParameterErrorKind::UnknownField { field, suggestion } => {
                 let mut details =

@@ -47,9 +47,10 @@ fn order_by_errors() {
         search_error("onepiece", SearchRequest::new("").order_by("name,,id")),
         "invalid `order_by` value `name,,id`: each key is a field name, `-` before it for descending"
     );
+    // A field of objects is there: its fields are what sorts, as `q` says.
     assert_eq!(
         search_error("pokemon", SearchRequest::new("").order_by("legalities")),
-        "invalid `order_by` value `legalities`: no record has a value at `legalities`"
+        "invalid `order_by` value `legalities`: `legalities` holds objects, not values; sort by one of its fields: `legalities.expanded`, `legalities.standard`, `legalities.unlimited`"
     );
 }
 
@@ -113,7 +114,11 @@ fn select_and_include_errors() {
     );
     assert_eq!(
         search_error("onepiece", SearchRequest::new("").include("price")),
-        "invalid `include` value `price`: the parts are `prices` and `pop_reports`"
+        "invalid `include` value `price`: the parts are `prices` and `pop_reports` (did you mean `prices`?)"
+    );
+    assert_eq!(
+        search_error("onepiece", SearchRequest::new("").include("graded")),
+        "invalid `include` value `graded`: the parts are `prices` and `pop_reports`"
     );
 }
 
@@ -138,6 +143,30 @@ fn unknown_and_repeated_parameters_are_errors() {
             matches!(&err, Error::Parameter(p) if p.name() == name && matches!(p.kind(), ParameterErrorKind::Unknown { .. })),
             "{name}: {err}"
         );
+    }
+    // With the closest parameter, when one is close.
+    let Error::Parameter(p) = &err else { panic!() };
+    assert_eq!(
+        p.suggestion(),
+        None,
+        "`name` is no misspelling of a parameter"
+    );
+    for (name, close) in [
+        ("pagesize", "page_size"),
+        ("orderby", "order_by"),
+        ("selectt", "select"),
+    ] {
+        let err = SearchRequest::from_params([(name, "1")]).unwrap_err();
+        let Error::Parameter(p) = &err else { panic!() };
+        assert_eq!(p.suggestion(), Some(close), "{name}");
+        assert!(
+            err.to_string().starts_with(&format!(
+                "unknown parameter `{name}` (did you mean `{close}`?); the parameters are `q`"
+            )),
+            "{err}"
+        );
+        #[cfg(feature = "server")]
+        assert_eq!(error_body(&err)["error"]["details"]["suggestion"], close);
     }
     let err = SearchRequest::from_params([("page", "1"), ("page", "2")]).unwrap_err();
     assert!(

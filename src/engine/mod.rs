@@ -894,6 +894,18 @@ fn parse_order_keys(
                         },
                         None => (e, ""),
                     };
+                    if let FieldErrorKind::Object { children } = &e.kind {
+                        // As `q` says it: the field is there, and its fields are what
+                        // sorts.
+                        let list: Vec<String> =
+                            children.iter().map(|c| format!("`{prefix}{c}`")).collect();
+                        let mut reason = format!("`{name}` holds objects, not values");
+                        if !list.is_empty() {
+                            reason.push_str("; sort by one of its fields: ");
+                            reason.push_str(&list.join(", "));
+                        }
+                        return Err(bad(reason).into());
+                    }
                     let kind = ParameterErrorKind::UnknownField {
                         field: name.to_string(),
                         suggestion: e.suggestion.map(|s| format!("{prefix}{s}")),
@@ -1082,12 +1094,12 @@ fn parse_include_parts(target: Target, text: &str) -> Result<Include> {
         .map(str::trim)
         .try_fold(Include::NONE, |acc, part| {
             let Some(part_set) = Schema::optional_part(part) else {
-                return Err(ParameterError::invalid(
-                    "include",
-                    text,
-                    "the parts are `prices` and `pop_reports`",
-                )
-                .into());
+                let parts = ["prices", "pop_reports"];
+                let mut reason = String::from("the parts are `prices` and `pop_reports`");
+                if let Some(close) = crate::naming::suggest(part, parts.into_iter()) {
+                    reason.push_str(&format!(" (did you mean `{close}`?)"));
+                }
+                return Err(ParameterError::invalid("include", text, reason).into());
             };
             Ok(acc.union(part_set))
         })
