@@ -194,6 +194,14 @@ async fn every_endpoint_and_parameter_without_accounts() {
         (StatusCode::BAD_REQUEST, "invalid_query")
     );
     assert!(e["error"]["details"]["position"].is_u64() && e["error"]["details"]["column"].is_u64());
+    // `/v2/v1/...` is the `/v1` surface of a catalog `v2` (none here): `/v1`'s error body.
+    let (s, _, e) = get(&c, &url("/v2/v1/cards"), None).await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::NOT_FOUND, "not_found"),
+        "{e}"
+    );
+    assert_eq!(e["error"]["status"], 404, "{e}");
     let (s, _, e) = get(&c, &url("/pokemon/v1/cards?colour=red"), None).await;
     assert_eq!(
         (s, error_code(&e)),

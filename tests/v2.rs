@@ -267,6 +267,15 @@ async fn v2_queries_paging_order_and_errors() {
     );
     let first = &body["data"][0];
     assert_eq!(first.as_object().unwrap().len(), 2, "{first}");
+    // Commas alone select nothing: every field, as a blank `select`.
+    let (s, all) = get(
+        &client,
+        &url("/v2/cards?q=nationalPokedexNumbers:25&select=,%20,"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{all}");
+    assert_eq!(all["data"][0]["id"], first["id"], "{all}");
+    assert!(all["data"][0]["set"].is_object(), "{all}");
     assert!(
         first["name"].as_str().unwrap().contains("Pikachu"),
         "{first}"

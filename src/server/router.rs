@@ -284,11 +284,11 @@ async fn guard(mut request: Request, next: Next, timeout: Duration, cors: Arc<Co
             .unwrap_or_default(),
         started.elapsed(),
     );
-    let mut response = if path == "/v2" || path.starts_with("/v2/") {
-        in_v2_shape(response)
-    } else {
-        response
-    };
+    // `/v2/v1/...` is the `/v1` surface of a catalog named `v2` (v2 has no such paths).
+    let v2 = (path == "/v2" || path.starts_with("/v2/"))
+        && path != "/v2/v1"
+        && !path.starts_with("/v2/v1/");
+    let mut response = if v2 { in_v2_shape(response) } else { response };
     cors.answer(origin.as_ref(), &mut response);
     response
 }

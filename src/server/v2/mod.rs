@@ -513,7 +513,8 @@ impl Select {
                 fields.push(name.to_string());
             }
         }
-        Ok(Select(Some(fields)))
+        // Commas alone name no field: as a blank `select`, every field (not `{}`).
+        Ok(Select((!fields.is_empty()).then_some(fields)))
     }
 
     /// Writes `record` (a v2 object) with the selected fields only.
