@@ -76,6 +76,22 @@ fn malformed_queries_have_their_own_kinds_and_places() {
         parse_kind("name:&&"),
         (ParseErrorKind::ReservedKeyword { word: "&&" }, 5, 6)
     );
+    // A keyword is found as written, and its span ends where it does.
+    for (q, kw, start, end) in [
+        ("||", "||", 0, 2),
+        ("a || || b", "||", 5, 7),
+        ("a OR && b", "&&", 5, 7),
+    ] {
+        let Error::Parse(e) = error("onepiece", q) else {
+            panic!("{q}")
+        };
+        assert!(
+            matches!(e.kind(), ParseErrorKind::ExpectedTerm { found: cardex::query::Found::Keyword(k), .. } if *k == kw),
+            "{q}: {:?}",
+            e.kind()
+        );
+        assert_eq!((e.span().start, e.span().end), (start, end), "{q}");
+    }
     assert!(matches!(
         parse_kind("nami + zoro"),
         (

@@ -225,6 +225,14 @@ fn lucene_spellings_of_and_or_and_required() {
         ids("onepiece", "rarity_code:(SR OR SEC)")
     );
     assert_eq!(ids("onepiece", "colors:(red && green)"), ["OP02-001"]);
+    assert_eq!(
+        ids("onepiece", "colors:(+red +green)"),
+        ids("onepiece", "colors:(red green)")
+    );
+    assert_eq!(
+        ids("onepiece", "colors:(+\"red\")"),
+        ids("onepiece", "colors:red")
+    );
 }
 
 #[test]

@@ -31,8 +31,12 @@ fn group_word() -> impl Strategy<Value = String> {
         .prop_filter("keywords are not words", |w| {
             !["AND", "OR", "NOT", "TO", "&&", "||"].contains(&w.as_str())
         })
+        .prop_filter(
+            "a leading `+` is Lucene's required, not part of the word",
+            |w| !w.starts_with('+'),
+        )
         .prop_filter("a prefix before a quote is refused", |w| {
-            let negated = w.trim_start_matches('-');
+            let negated = w.trim_start_matches(['-', '+']);
             let rest = negated.strip_prefix(['!', '^']).unwrap_or(negated);
             !(rest.len() < w.len() && rest.starts_with('"'))
         })

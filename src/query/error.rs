@@ -13,7 +13,7 @@ pub enum Found {
     End,
     /// Whitespace.
     Whitespace,
-    /// A keyword (`AND`, `OR`, `NOT`, `TO`).
+    /// A keyword (`AND`, `OR`, `NOT`, `TO`, `&&`, `||`), as written.
     Keyword(&'static str),
     /// Some other text (one token, or one character).
     Text(String),

@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! query   = or
-//! or      = and ( "OR" and )*
-//! and     = unary ( ["AND"] unary )*          whitespace alone also means AND
-//! unary   = ("NOT" | "-") unary | primary
+//! or      = and ( ("OR" | "||") and )*
+//! and     = unary ( ["AND" | "&&"] unary )*   whitespace alone also means AND
+//! unary   = ("NOT" | "-" | "+") unary | primary    "+" (Lucene's "required") changes nothing
 //! primary = "(" or ")" | term
 //! term    = ["!" | "^"] field ":" value
 //!         | field [":"] ("<" | "<=" | ">" | ">=") number     `hp:>100` is `hp>100`
@@ -26,6 +26,8 @@
 //! - `AND`, `OR`, `NOT`, `TO` are keywords only in upper case and as whole tokens
 //!   (`ANDROID` is a word; lower-case `and` is a bare value). Precedence: NOT, then AND,
 //!   then OR. A keyword where a value belongs is an error; quote it to search for it.
+//!   `&&` and `||` are keywords too, Lucene's spellings of `AND` and `OR`; `+` before a
+//!   term or a grouped value (Lucene's "required") changes nothing.
 //! - `-` negates the term written right after it (`-types:water`, `-(a OR b)`).
 //! - `*` and `?` in an unquoted word are wildcards; a quoted phrase is literal.
 //! - `\` escapes the character after it, as in Lucene: a word with escapes is the literal

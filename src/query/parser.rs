@@ -298,7 +298,7 @@ impl QueryParser {
         Span::new(self.offset(from), self.offset(to))
     }
 
-    /// `or = and ( "OR" and )*`
+    /// `or = and ( ("OR" | "||") and )*`
     fn or<'a>(&mut self, input: &'a str) -> PResult<'a, Expr<'a>> {
         let (mut rest, first) = self.and(input, None)?;
         let mut items = Items::new(first);
@@ -314,7 +314,7 @@ impl QueryParser {
         Ok((rest, items.join(Expr::Or)))
     }
 
-    /// `and = unary ( ["AND"] unary )*` — whitespace alone also means AND.
+    /// `and = unary ( ["AND" | "&&"] unary )*` — whitespace alone also means AND.
     fn and<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr<'a>> {
         let (mut rest, first) = self.unary(input, after)?;
         let mut items = Items::new(first);
@@ -774,6 +774,12 @@ impl QueryParser {
                 rest = after;
                 continue;
             }
+            // Lucene's `field:(+a +b)`: `+` (required) before a value changes nothing, as
+            // before a term.
+            let after_plus = rest.trim_start_matches('+');
+            if after_plus.len() < rest.len() && !at_token_end(after_plus) {
+                rest = after_plus;
+            }
             let unprefixed = term_prefixes(rest);
             if unprefixed.len() < rest.len() && unprefixed.starts_with('"') {
                 // `-"a"`, `!"a"`: outside a group these are a prefix and a phrase, and
@@ -1046,7 +1052,10 @@ fn leading_keyword(input: &str) -> Option<&'static str> {
     ) {
         return None;
     }
-    KEYWORDS.into_iter().find(|kw| keyword(input, kw).is_some())
+    // As spelt: `&&` is found as `&&`, not as the `AND` it stands for.
+    KEYWORDS
+        .into_iter()
+        .find(|kw| input.strip_prefix(kw).is_some_and(at_token_end))
 }
 
 /// After a phrase, range, group or number: the next character must end the token.

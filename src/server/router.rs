@@ -429,8 +429,9 @@ mod tests {
                 State::Sqlite(sqlite) => sqlite.used("acme").unwrap(),
                 State::Postgres(_) => unreachable!("a SQLite state"),
             };
-            // Charged exactly when served. (A handler slower than the timeout on a loaded
-            // machine is answered 503 before its charge begins, and costs nothing.)
+            // Charged exactly when served. (The search is answered within the guard's first
+            // poll, so its charge has begun when the timeout passes; should it not have,
+            // the 503 costs nothing.)
             let expected = if status.is_success() { 2 * cost } else { cost };
             assert_eq!(used, expected, "{status}");
             assert!(
