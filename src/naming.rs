@@ -126,16 +126,19 @@ pub fn camel_case(key: &str) -> String {
 }
 
 /// The candidate closest to `typed` by edit distance, if it is close enough to be a likely
-/// misspelling (at most a third of the length, and at least one edit allowed).
+/// misspelling (at most a third of the length, and at least one edit allowed, but fewer
+/// edits than either name has characters).
 pub(crate) fn suggest<'a>(
     typed: &str,
     candidates: impl Iterator<Item = &'a str>,
 ) -> Option<&'a str> {
     let typed = snake_case(typed);
     let limit = (typed.chars().count() / 3).max(1);
+    let length = typed.chars().count();
     candidates
         .map(|c| (levenshtein(&typed, c), c))
-        .filter(|&(d, _)| d <= limit)
+        // A name replaced whole is no misspelling of it (`_` is not `q`).
+        .filter(|&(d, c)| d <= limit && d < length.min(c.chars().count()))
         .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))
         .map(|(_, c)| c)
 }

@@ -52,6 +52,21 @@ fn order_by_errors() {
         search_error("pokemon", SearchRequest::new("").order_by("legalities")),
         "invalid `order_by` value `legalities`: `legalities` holds objects, not values; sort by one of its fields: `legalities.expanded`, `legalities.standard`, `legalities.unlimited`"
     );
+    // Fields that sort, at any depth: not objects, nor words inside an array of objects.
+    for (name, listed, not_listed) in [
+        ("translation", "`translation.en.name`", "`translation.en`,"),
+        (
+            "attacks",
+            "`attacks.converted_energy_cost`",
+            "`attacks.name`",
+        ),
+    ] {
+        let error = search_error("pokemon", SearchRequest::new("").order_by(name));
+        assert!(
+            error.contains(listed) && !error.contains(not_listed),
+            "{error}"
+        );
+    }
 }
 
 /// An unknown field in `order_by` or `select` is a typed kind, with the closest field, and
@@ -151,6 +166,12 @@ fn unknown_and_repeated_parameters_are_errors() {
         None,
         "`name` is no misspelling of a parameter"
     );
+    // A name replaced whole is none either: jQuery's cache-buster `_` is not `q`.
+    for name in ["_", "s"] {
+        let err = SearchRequest::from_params([(name, "1")]).unwrap_err();
+        let Error::Parameter(p) = &err else { panic!() };
+        assert_eq!(p.suggestion(), None, "{name}");
+    }
     for (name, close) in [
         ("pagesize", "page_size"),
         ("orderby", "order_by"),

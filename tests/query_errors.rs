@@ -93,6 +93,14 @@ fn malformed_queries_have_their_own_kinds_and_places() {
         assert_eq!((e.span().start, e.span().end), (start, end), "{q}");
     }
     assert!(matches!(
+        parse_kind("colors:(red + green)"),
+        (
+            ParseErrorKind::ExpectedGroupValue { after: "+", .. },
+            13,
+            14
+        )
+    ));
+    assert!(matches!(
         parse_kind("nami + zoro"),
         (
             ParseErrorKind::ExpectedTerm {

@@ -233,6 +233,7 @@ fn lucene_spellings_of_and_or_and_required() {
         ids("onepiece", "colors:(+\"red\")"),
         ids("onepiece", "colors:red")
     );
+    assert_eq!(ids("pokemon", "hp:(+>=100)"), ids("pokemon", "hp>=100"));
 }
 
 #[test]

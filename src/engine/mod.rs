@@ -852,24 +852,12 @@ fn parse_order_keys(
             }
             match schema.value_field(name) {
                 Ok(field) => {
-                    let info = collection.index().field(field);
-                    if let Some((array, _, _)) = collection.enclosing_array(info.path()) {
-                        // Words do not order elements; `true` and `false` (a field of
-                        // booleans, text by its name) do, as the values they are.
-                        let words = || {
-                            (0..info.terms().len())
-                                .any(|i| !matches!(info.terms().term(i), "true" | "false"))
-                        };
-                        if info.kind() == crate::index::FieldKind::Text
-                            && !info.has_numbers()
-                            && words()
-                        {
-                            return Err(bad(format!(
-                                "`{name}` is a text field inside the array of objects `{array}`; \
-                                 sort by a number, keyword or boolean field"
-                            ))
-                            .into());
-                        }
+                    if let Some(array) = words_in_array(collection, field) {
+                        return Err(bad(format!(
+                            "`{name}` is a text field inside the array of objects `{array}`; \
+                             sort by a number, keyword or boolean field"
+                        ))
+                        .into());
                     }
                     Ok(OrderKey {
                         field,
@@ -880,7 +868,7 @@ fn parse_order_keys(
                 }
                 Err(e) => {
                     let own = joined.zip(crate::naming::strip_field_prefix(name, "expansion."));
-                    let (e, prefix) = match own {
+                    let (e, prefix, of) = match own {
                         Some((expansions, own)) => match expansions.schema().value_field(own) {
                             Ok(field) => {
                                 return Ok(OrderKey {
@@ -890,19 +878,39 @@ fn parse_order_keys(
                                     joined: true,
                                 });
                             }
-                            Err(e) => (e, "expansion."),
+                            Err(e) => (e, "expansion.", expansions),
                         },
-                        None => (e, ""),
+                        None => (e, "", collection),
                     };
                     if let FieldErrorKind::Object { children } = &e.kind {
-                        // As `q` says it: the field is there, and its fields are what
-                        // sorts.
-                        let list: Vec<String> =
-                            children.iter().map(|c| format!("`{prefix}{c}`")).collect();
+                        // As `q` says it: the field is there. Its fields that sort, at any
+                        // depth, are listed (the first few).
+                        const LISTED: usize = 12;
+                        let parent = children
+                            .first()
+                            .and_then(|c| c.rsplit_once('.'))
+                            .map(|(parent, _)| format!("{parent}."));
+                        let sorts: Vec<String> = parent
+                            .iter()
+                            .flat_map(|parent| {
+                                of.schema().fields().filter(move |f| {
+                                    f.holds_values && f.path.starts_with(parent.as_str())
+                                })
+                            })
+                            .filter(|f| {
+                                of.schema()
+                                    .value_field(f.path)
+                                    .is_ok_and(|field| words_in_array(of, field).is_none())
+                            })
+                            .map(|f| format!("`{prefix}{}`", f.path))
+                            .collect();
                         let mut reason = format!("`{name}` holds objects, not values");
-                        if !list.is_empty() {
+                        if !sorts.is_empty() {
                             reason.push_str("; sort by one of its fields: ");
-                            reason.push_str(&list.join(", "));
+                            reason.push_str(&sorts[..sorts.len().min(LISTED)].join(", "));
+                            if sorts.len() > LISTED {
+                                reason.push_str(&format!(", … ({} in all)", sorts.len()));
+                            }
                         }
                         return Err(bad(reason).into());
                     }
@@ -915,6 +923,19 @@ fn parse_order_keys(
             }
         })
         .collect()
+}
+
+/// For a field inside an array of objects whose values are words (a text field, not one
+/// of numbers or of `true` and `false`), the array: words do not order elements, so such a
+/// field does not sort.
+fn words_in_array(collection: &Collection, field: crate::index::FieldId) -> Option<&str> {
+    let info = collection.index().field(field);
+    let (array, _, _) = collection.enclosing_array(info.path())?;
+    // `true` and `false` (a field of booleans, text by its name) order as the values they are.
+    let words =
+        || (0..info.terms().len()).any(|i| !matches!(info.terms().term(i), "true" | "false"));
+    (info.kind() == crate::index::FieldKind::Text && !info.has_numbers() && words())
+        .then_some(array)
 }
 
 /// Binds each `order_by` key on a field inside an array of objects to the elements the

@@ -8,7 +8,7 @@
 //! primary = "(" or ")" | term
 //! term    = ["!" | "^"] field ":" value
 //!         | field [":"] ("<" | "<=" | ">" | ">=") number     `hp:>100` is `hp>100`
-//!         | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"   AND binds tighter than OR
+//!         | ["!" | "^"] field ":" "(" ["+"] value ( ["AND" | "OR" | "&&" | "||"] ["+"] value )* ")"   AND binds tighter than OR
 //!         | field ":" "(" or ")"               nested: the parentheses hold a term with a field
 //!         | ["!" | "^"] value                  a bare value searches `name`
 //!         | "*:*"                              every record (the planner refuses any other test on `*`)

@@ -409,7 +409,7 @@ impl QueryParser {
     /// ```text
     /// term = ["!" | "^"] field ":" value
     ///      | field ("<" | "<=" | ">" | ">=") number
-    ///      | ["!" | "^"] field ":" "(" value ( ["AND" | "OR"] value )* ")"
+    ///      | ["!" | "^"] field ":" "(" ["+"] value ( ["AND" | "OR" | "&&" | "||"] ["+"] value )* ")"
     ///      | ["!" | "^"] value          a bare value searches `name`
     /// ```
     fn term<'a>(&mut self, input: &'a str, after: Option<&'static str>) -> PResult<'a, Expr<'a>> {
@@ -760,6 +760,15 @@ impl QueryParser {
                 }
                 return Ok((separator(after)?, Test::Group(alternatives)));
             }
+            // Lucene's `field:(+a +b)`: `+` (required) before a value changes nothing, as
+            // before a term; a `+` before nothing is an error, as outside a group.
+            let after_plus = rest.trim_start_matches('+');
+            if after_plus.len() < rest.len() {
+                if at_token_end(after_plus) {
+                    return missing(after_plus, "+");
+                }
+                rest = after_plus;
+            }
             // `hp:(>=100 AND <200)`, Elasticsearch's form: each comparison is the range it
             // means (`[100 TO *]`), not the word `>=100`.
             if let Some((op, number_start)) = comparison(rest) {
@@ -773,12 +782,6 @@ impl QueryParser {
                 pending = None;
                 rest = after;
                 continue;
-            }
-            // Lucene's `field:(+a +b)`: `+` (required) before a value changes nothing, as
-            // before a term.
-            let after_plus = rest.trim_start_matches('+');
-            if after_plus.len() < rest.len() && !at_token_end(after_plus) {
-                rest = after_plus;
             }
             let unprefixed = term_prefixes(rest);
             if unprefixed.len() < rest.len() && unprefixed.starts_with('"') {

@@ -11,7 +11,8 @@
 //! - `GET /v2/types`, `/v2/subtypes`, `/v2/supertypes`, `/v2/rarities`: `{data: [...]}`,
 //!   the values the catalog's English cards hold.
 //! - Errors: `{"error": {"message", "code": <status>}}`, for every refusal on `/v2`,
-//!   whoever makes it (the router, the metering layer or these handlers).
+//!   whoever makes it (the router, the metering layer or these handlers), except under
+//!   `/v2/v1/` (the `/v1` surface of a catalog named `v2`).
 //!
 //! The records are v2's (`view.rs`): rendered once per loaded engine, so a page costs what
 //! a `/v1` page does.
