@@ -248,12 +248,17 @@ fn collect(
 pub(crate) fn v2_spelling(message: &str, of: Of) -> String {
     let mut out = String::with_capacity(message.len() + 16);
     let mut quoted = false;
+    // Inside the engine's list of an object's fields (`search one of its fields: `a`, `b``).
+    let mut listing = false;
     for (i, part) in message.split('`').enumerate() {
         if i > 0 {
             out.push('`');
         }
-        if quoted && out.ends_with("did you mean `") {
-            // The engine's suggestion is its own spelling: give v2's.
+        if !quoted {
+            listing = part.ends_with("one of its fields: ") || (listing && part == ", ");
+        }
+        if quoted && (listing || out.ends_with("did you mean `")) {
+            // The engine's suggestion, or its list, is in its own spelling: give v2's.
             out.push_str(&v2_field(part, of));
         } else if quoted {
             out.push_str(&v2_name(part, of));
@@ -460,6 +465,14 @@ mod tests {
                 Of::Cards
             ),
             "unknown field `nationalpokedexnumbers` (did you mean `nationalPokedexNumbers`?)"
+        );
+        // So is a list of an object's fields.
+        assert_eq!(
+            v2_spelling(
+                "invalid `order_by` value `attacks`: `attacks` holds objects, not values; sort by one of its fields: `attacks.converted_energy_cost`, `expansion.release_date`",
+                Of::Cards
+            ),
+            "invalid `orderBy` value `attacks`: `attacks` holds objects, not values; sort by one of its fields: `attacks.convertedEnergyCost`, `set.releaseDate`"
         );
         // A set's fields are its own.
         assert_eq!(
