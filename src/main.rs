@@ -8,7 +8,9 @@
 //! state that is not there), or a `serve` or `accounts` configuration that cannot start
 //! (a state, snapshot, webhooks or CA file, an address), with the error on stderr (a query
 //! error with its caret); 1 when the snapshot cannot be loaded for a search, an import fails (its output
-//! existing without `--force` included), or the server stops with an error.
+//! existing without `--force` included), the answer cannot be written to stdout (a closed
+//! stdout ends the command quietly, with 0), or the server stops with an error. A stderr
+//! that cannot be written loses its messages, not the exit status.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -22,7 +24,22 @@ mod allocator;
 #[cfg(feature = "server")]
 #[path = "cli/logging.rs"]
 mod logging;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+/// A line on stderr, as `eprintln!` writes it but without its panic: a stderr that cannot
+/// be written (closed, full) loses the message, and the exit status still tells the outcome.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(io::stderr(), $($arg)*);
+    }};
+}
+
+/// Text on stderr, as [`say!`] but without the line's end.
+macro_rules! say_text {
+    ($($arg:tt)*) => {{
+        let _ = write!(io::stderr(), $($arg)*);
+    }};
+}
 
 /// Search trading-card catalogs from a JSON snapshot.
 #[derive(Debug, Parser)]
@@ -123,8 +140,8 @@ struct ServeArgs {
     /// The rate limit's window in milliseconds (100 requests per team in any window).
     #[arg(long, value_name = "MS", default_value_t = 1000, hide = true, value_parser = at_least_one())]
     rate_window: u64,
-    /// Seconds between refreshes of the usage figures (the service refreshes them every 20
-    /// to 30 minutes).
+    /// Seconds between refreshes of the usage figures: they are 1 to 1.25 intervals apart
+    /// (20 to 25 minutes by default; the spec asks for every 20 to 30).
     #[arg(long, value_name = "SECS", default_value_t = 1200, value_parser = at_least_one())]
     usage_refresh: u64,
     /// The longest a request may take, in milliseconds (at least 1).
@@ -143,7 +160,8 @@ struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     webhooks: Option<PathBuf>,
     /// A PEM file of private CA certificates that `https://` webhook receivers may present
-    /// certificates from, besides the system's and webpki's root certificates.
+    /// certificates from, besides the system's and webpki's root certificates (needs
+    /// `--webhooks`).
     #[arg(long, value_name = "FILE", requires = "webhooks")]
     webhook_ca: Option<PathBuf>,
     /// How log lines are written on stderr: `text` (logfmt) or `json` (one object per
@@ -151,8 +169,8 @@ struct ServeArgs {
     #[arg(long, value_enum, default_value_t = logging::LogFormat::Text)]
     log_format: logging::LogFormat,
     /// How the snapshot's records are kept in memory: `plain` (as served, the fastest
-    /// pages) or `compressed` (LZ4 against a dictionary per collection: about a quarter to
-    /// a third of the memory for the JSON; a page of full cards costs a few times as much).
+    /// pages) or `compressed` (LZ4 against a dictionary per collection: about a quarter of
+    /// the memory for the JSON; a page of full cards costs a few times as much).
     #[arg(long, value_name = "KIND", default_value = "plain")]
     store: cardex::StoreKind,
     /// How often the snapshot folder is checked for changes, in milliseconds (a reload
@@ -317,11 +335,7 @@ fn at_least_one() -> clap::builder::RangedU64ValueParser {
 /// `--`: a query may start with `-` (`-rarity:C`), and `--x` is a query only written so.
 fn query_text(query: Option<String>, command: &str) -> Result<String, Failure> {
     let q = query.unwrap_or_default();
-    let option_like = q.strip_prefix("--").is_some_and(|rest| {
-        rest.split('=').next().is_some_and(|name| {
-            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        })
-    });
+    let option_like = q.strip_prefix("--").is_some_and(option_name_like);
     if option_like && !std::env::args_os().any(|a| a == "--") {
         let name = q.split('=').next().unwrap_or_default();
         return Err(Failure::Usage(format!(
@@ -330,6 +344,69 @@ fn query_text(query: Option<String>, command: &str) -> Result<String, Failure> {
         )));
     }
     Ok(q)
+}
+
+/// Whether `text` (after `--`) reads as an option's name, with its `=value` if any:
+/// letters, digits, `-` and `_` (`page_size`, the HTTP parameter's name, is typed too).
+fn option_name_like(text: &str) -> bool {
+    text.split('=').next().is_some_and(|name| {
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+/// For `search` and `expansions`, whose query may start with `-` (`-rarity_code:C`): an
+/// argument before a lone `--` that reads as an option none of theirs is, said as a
+/// misspelt option with the one it resembles. Left to clap, it would be taken as the
+/// query, and the option's value then named as the unexpected argument, or a value-less
+/// `--page_size=5` searched for (and found nothing).
+fn misspelt_option(args: &[std::ffi::OsString]) -> Option<String> {
+    let command = args.get(1)?.to_str()?;
+    if !matches!(command, "search" | "expansions") {
+        return None;
+    }
+    let cli = Cli::command();
+    let sub = cli.find_subcommand(command)?;
+    let long = |name: &str| sub.get_arguments().find(|a| a.get_long() == Some(name));
+    let mut rest = args[2..].iter();
+    while let Some(arg) = rest.next() {
+        let Some(arg) = arg.to_str() else { continue };
+        if arg == "--" {
+            return None;
+        }
+        let Some(text) = arg.strip_prefix("--").filter(|t| option_name_like(t)) else {
+            continue;
+        };
+        let (name, value) = match text.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (text, false),
+        };
+        match long(name) {
+            // Its value is the next argument, whatever it looks like (`--order-by -hp`).
+            Some(known) if !value && known.get_action().takes_values() => {
+                rest.next();
+            }
+            Some(_) => {}
+            None if name == "help" || name == "version" => {}
+            None => {
+                let fold = |n: &str| n.replace(['-', '_'], "").to_ascii_lowercase();
+                let close = sub
+                    .get_arguments()
+                    .filter_map(|a| a.get_long())
+                    .find(|l| fold(l) == fold(name))
+                    .map(|l| format!(" (did you mean `--{l}`?)"))
+                    .unwrap_or_default();
+                return Some(format!(
+                    "`--{name}` is not an option of `cardex {command}`{close}; see `cardex \
+                     {command} --help`; a query that starts with `--` goes after `--`: \
+                     `cardex {command} CATALOG -- '{arg}'`"
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// A new team's plan, its overage rate checked.
@@ -421,7 +498,8 @@ struct ExpansionArgs {
     catalog: String,
     #[command(flatten)]
     list: ListArgs,
-    /// Print one expansion by id instead of a list (the list's options do not apply).
+    /// Print one expansion by id instead of a list (`--select` applies; the list's other
+    /// options do not).
     #[arg(
         long,
         value_name = "ID",
@@ -477,42 +555,53 @@ enum Failure {
     /// CA file, an address (exit status 2, like a usage error).
     #[cfg_attr(not(feature = "server"), allow(dead_code))]
     Config(String),
+    /// Writing the answer to stdout failed (a closed stdout ends the command quietly).
+    Output(io::Error),
     Io(io::Error),
 }
 
 fn main() -> ExitCode {
     allocator::configure();
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(message) = misspelt_option(&args) {
+        say!("error: {message}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Load(e)) => {
-            eprintln!("error: cannot load the snapshot: {e}");
+            say!("error: cannot load the snapshot: {e}");
             ExitCode::from(1)
         }
         Err(Failure::Import(e)) => {
-            eprintln!("error: import failed: {e}");
+            say!("error: import failed: {e}");
             ExitCode::from(1)
         }
         Err(Failure::Request(e)) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             ExitCode::from(2)
         }
         Err(Failure::Usage(message)) => {
-            eprintln!("error: {message}");
+            say!("error: {message}");
             ExitCode::from(2)
         }
         Err(Failure::Serve(message)) => {
-            eprintln!("error: {message}");
+            say!("error: {message}");
             ExitCode::from(1)
         }
         Err(Failure::Config(message)) => {
-            eprintln!("error: {message}");
+            say!("error: {message}");
             ExitCode::from(2)
         }
         // A closed stdout (`cardex search ... | head`) is not an error worth a message.
-        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Output(e)) => {
+            say!("error: cannot write the output: {e}");
+            ExitCode::from(1)
+        }
         Err(Failure::Io(e)) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             ExitCode::from(1)
         }
     }
@@ -540,14 +629,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     None => catalog.explain(&req),
                 }
                 .map_err(Failure::Request)?;
-                eprint!("{plan}");
+                say_text!("{plan}");
             }
             let page = match &args.expansion {
                 Some(id) => catalog.expansion_cards(id, &req),
                 None => catalog.search(&req),
             }
             .map_err(Failure::Request)?;
-            page.write_to(&mut out).map_err(Failure::Io)?;
+            page.write_to(&mut out).map_err(Failure::Output)?;
         }
         Command::Get {
             data,
@@ -563,7 +652,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 include: include.as_deref(),
             };
             let item = catalog.card(&card_id, &req).map_err(Failure::Request)?;
-            item.write_to(&mut out).map_err(Failure::Io)?;
+            item.write_to(&mut out).map_err(Failure::Output)?;
         }
         #[cfg(feature = "generate")]
         Command::Generate {
@@ -591,7 +680,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     io::ErrorKind::InvalidInput => Failure::Usage(e.to_string()),
                     _ => Failure::Io(e),
                 })?;
-            eprintln!(
+            say!(
                 "generated {} cards in {} expansions ({:.1} MiB of JSON) into {} in {:.2} s",
                 stats.cards,
                 stats.expansions,
@@ -638,7 +727,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             runtime
                 .block_on(state.import(&accounts))
                 .map_err(|e| Failure::Config(e.to_string()))?;
-            eprintln!(
+            say!(
                 "imported {} teams from {} into {url}",
                 accounts.teams.len(),
                 file.display()
@@ -665,9 +754,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let key = runtime
                 .block_on(state.add_key(&team, plan, cardex::server::unix_now()))
                 .map_err(|e| Failure::Config(e.to_string()))?;
-            eprintln!("added a key for team `{team}` to {url}; it is shown once, store it now:");
-            writeln!(out, "{key}").map_err(Failure::Io)?;
-            return out.flush().map_err(Failure::Io);
+            say!("added a key for team `{team}` to {url}; it is shown once, store it now:");
+            writeln!(out, "{key}").map_err(Failure::Output)?;
+            return out.flush().map_err(Failure::Output);
         }
         #[cfg(feature = "server")]
         Command::Accounts {
@@ -704,7 +793,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| Failure::Config(e.to_string()))?;
             return match revoked {
                 Some(team) => {
-                    eprintln!("revoked a key of team `{team}` in {url}");
+                    say!("revoked a key of team `{team}` in {url}");
                     Ok(())
                 }
                 None => Err(Failure::Config(format!(
@@ -724,7 +813,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 out,
                 "team\ttotal_credits\toverage_credit_rate\tkeys\tused_credits"
             )
-            .map_err(Failure::Io)?;
+            .map_err(Failure::Output)?;
             for team in &accounts.teams {
                 let used = runtime
                     .block_on(state.used(&team.id))
@@ -737,9 +826,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     team.plan.overage_credit_rate,
                     team.keys.len()
                 )
-                .map_err(Failure::Io)?;
+                .map_err(Failure::Output)?;
             }
-            return out.flush().map_err(Failure::Io);
+            return out.flush().map_err(Failure::Output);
         }
         Command::Import {
             format: ImportFormat::PokemonTcgData,
@@ -752,14 +841,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let start = std::time::Instant::now();
             let stats = import(&src, &dest, &Options { catalog, force }, &|p| {
                 if p.files_done % 25 == 0 || p.files_done == p.files {
-                    eprintln!(
+                    say!(
                         "converted {}/{} card files ({} cards)",
-                        p.files_done, p.files, p.records
+                        p.files_done,
+                        p.files,
+                        p.records
                     );
                 }
             })
             .map_err(Failure::Import)?;
-            eprintln!(
+            say!(
                 "imported {} cards in {} sets into {} in {:.2} s",
                 stats.cards,
                 stats.sets,
@@ -780,18 +871,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     include: None,
                 };
                 let item = catalog.expansion(id, &req).map_err(Failure::Request)?;
-                item.write_to(&mut out).map_err(Failure::Io)?;
+                item.write_to(&mut out).map_err(Failure::Output)?;
             } else {
                 let req = args.list.request(&q);
                 if args.list.explain {
                     let plan = catalog.explain_expansions(&req).map_err(Failure::Request)?;
-                    eprint!("{plan}");
+                    say_text!("{plan}");
                 }
                 let page = catalog.search_expansions(&req).map_err(Failure::Request)?;
-                page.write_to(&mut out).map_err(Failure::Io)?;
+                page.write_to(&mut out).map_err(Failure::Output)?;
             }
         }
     }
-    out.write_all(b"\n").map_err(Failure::Io)?;
-    out.flush().map_err(Failure::Io)
+    out.write_all(b"\n").map_err(Failure::Output)?;
+    out.flush().map_err(Failure::Output)
 }

@@ -88,6 +88,41 @@ fn search_options() {
         );
         assert!(stdout(&o).is_empty());
     }
+    // The HTTP parameters' spellings, and an unknown option before its value, are named
+    // with the option they resemble (`--page_size=5` searched for itself, and found
+    // nothing; with `--pagesize 5`, clap named `5` as the unexpected argument).
+    for (args, close) in [
+        (&["search", "pokemon", "--page_size=5"][..], "--page-size"),
+        (
+            &["search", "onepiece", "--pagesize", "5", "rarity_code:SR"],
+            "--page-size",
+        ),
+        (
+            &["search", "pokemon", "hp>=200", "--orderBy=-hp"],
+            "--order-by",
+        ),
+    ] {
+        let o = cardex(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "is not an option of `cardex search` (did you mean `{close}`?)"
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Known options and their values, whatever those look like, are left alone.
+    let o = cardex(&[
+        "search",
+        "pokemon",
+        "--order-by",
+        "-hp",
+        "--page-size",
+        "1",
+        "hp>=200",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     // An argument that is not UTF-8 (a path) does not stop the check.
     {
         use std::os::unix::ffi::OsStrExt;
@@ -101,6 +136,35 @@ fn search_options() {
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     }
+    // A stderr that cannot be written (full) loses the messages, never the exit status
+    // or the answer: a refused query exits 2 (it panicked, 101), and a plan asked for
+    // with `--explain` does not stop the answer.
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(["search", "onepiece", "bad:x"])
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args([
+            "search",
+            "onepiece",
+            "--explain",
+            "--select",
+            "id",
+            "rarity_code:SR",
+        ])
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("\"total_count\":"), "{}", stdout(&o));
     // After `--`, it is a query.
     let o = cardex(&[
         "search",
