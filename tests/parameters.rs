@@ -117,6 +117,35 @@ fn unknown_fields_in_order_by_and_select_are_typed() {
     }
 }
 
+/// `id` is always selectable, even in a catalog without cards (no record shows the field).
+#[test]
+fn select_id_on_an_empty_catalog() {
+    let dir = std::env::temp_dir().join(format!("cardex-empty-catalog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let lorcana = dir.join("lorcana");
+    std::fs::create_dir_all(lorcana.join("cards")).unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/lorcana");
+    std::fs::copy(data.join("catalog.json"), lorcana.join("catalog.json")).unwrap();
+    std::fs::create_dir_all(lorcana.join("expansions")).unwrap();
+    for entry in std::fs::read_dir(data.join("expansions")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(
+            entry.path(),
+            lorcana.join("expansions").join(entry.file_name()),
+        )
+        .unwrap();
+    }
+    std::fs::write(lorcana.join("cards/cards.json"), "[]").unwrap();
+    let engine = cardex::Engine::open(&dir).unwrap();
+    let page = engine
+        .catalog("lorcana")
+        .unwrap()
+        .search(&SearchRequest::new("").select("id"))
+        .unwrap();
+    assert_eq!(page.total_count(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn select_and_include_errors() {
     assert_eq!(

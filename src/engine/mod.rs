@@ -1064,6 +1064,9 @@ fn parse_select_keys(collection: &Collection, text: &str) -> Result<Select> {
         }
         match schema.top_level_field(name) {
             Ok(key) => keys.push(key),
+            // Every record has an `id` (the loader requires it), even in a catalog with no
+            // records to show it.
+            Err(_) if name == "id" => keys.push(name.to_string()),
             Err(FieldError {
                 kind: FieldErrorKind::NotTopLevel,
                 ..
