@@ -122,7 +122,7 @@ pub use live::{
     ReloadReport,
 };
 pub use load::{LoadError, LoadErrorKind, LoadProgress, RecordAt};
-pub use naming::{camel_case, field_kind, snake_case, FieldKind};
+pub use naming::{camel_case, field_kind, snake_case, suggest, FieldKind};
 pub use plan::{Holds, PlanError, PlanErrorKind};
 pub use query::{ParseError, ParseErrorKind};
 pub use schema::FieldInfo;

@@ -9,7 +9,8 @@
 //! (a state, snapshot, webhooks or CA file, an address), with the error on stderr (a query
 //! error with its caret); 1 when the snapshot cannot be loaded for a search, an import fails (its output
 //! existing without `--force` included), the answer cannot be written to stdout (a closed
-//! stdout ends the command quietly, with 0), or the server stops with an error. A stderr
+//! stdout ends the command quietly, with 0, except for `accounts add-key`, whose key is
+//! shown nowhere else: that says how to revoke it), or the server stops with an error. A stderr
 //! that cannot be written loses its messages, not the exit status.
 
 use std::io::{self, Write};
@@ -384,18 +385,26 @@ fn misspelt_option(args: &[std::ffi::OsString]) -> Option<String> {
             None => (text, false),
         };
         match long(name) {
-            // Its value is the next argument, whatever it looks like (`--order-by -hp`).
+            // Its value is the next argument, whatever it looks like (`--order-by -hp`),
+            // except a `--` that clap reads as the end of the options (`--select --`).
             Some(known) if !value && known.get_action().takes_values() => {
+                if rest.as_slice().first().is_some_and(|next| next == "--")
+                    && !known.is_allow_hyphen_values_set()
+                {
+                    return None;
+                }
                 rest.next();
             }
             Some(_) => {}
-            None if name == "help" || name == "version" => {}
+            None if name == "help" => {}
             None => {
+                let longs = || sub.get_arguments().filter_map(|a| a.get_long());
+                // Spelt with other case, `-` or `_` (`--page_size`, `--orderBy`), else
+                // misspelt (`--explian`).
                 let fold = |n: &str| n.replace(['-', '_'], "").to_ascii_lowercase();
-                let close = sub
-                    .get_arguments()
-                    .filter_map(|a| a.get_long())
+                let close = longs()
                     .find(|l| fold(l) == fold(name))
+                    .or_else(|| cardex::suggest(&name.replace('-', "_"), longs()))
                     .map(|l| format!(" (did you mean `--{l}`?)"))
                     .unwrap_or_default();
                 return Some(format!(
@@ -755,8 +764,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .block_on(state.add_key(&team, plan, cardex::server::unix_now()))
                 .map_err(|e| Failure::Config(e.to_string()))?;
             say!("added a key for team `{team}` to {url}; it is shown once, store it now:");
-            writeln!(out, "{key}").map_err(Failure::Output)?;
-            return out.flush().map_err(Failure::Output);
+            // The key is stored and shown nowhere else: a stdout that cannot take it (closed
+            // ones included) is a failure, with the way to revoke the key no one holds.
+            return writeln!(out, "{key}")
+                .and_then(|()| out.flush())
+                .map_err(|e| {
+                    Failure::Io(io::Error::other(format!(
+                        "cannot write the key: {e}; it is stored in {url} but no one has it: \
+                         revoke it with `cardex accounts revoke-key --state {url} --sha256 {}`",
+                        cardex::server::accounts::hash_key(&key)
+                    )))
+                });
         }
         #[cfg(feature = "server")]
         Command::Accounts {

@@ -125,13 +125,17 @@ pub fn camel_case(key: &str) -> String {
     out
 }
 
-/// The candidate closest to `typed` by edit distance, if it is close enough to be a likely
-/// misspelling (at most a third of the length, and at least one edit allowed, but fewer
-/// edits than either name has characters).
-pub(crate) fn suggest<'a>(
-    typed: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
+/// The candidate closest to `typed` (read as snake_case) by edit distance, if it is close
+/// enough to be a likely misspelling: at most a third of the length, and at least one edit
+/// allowed, but fewer edits than either name has characters. The library's "did you mean"
+/// for fields and parameters, public for programs that name things the same way.
+///
+/// ```
+/// let fields = ["rarity_code", "rarity", "name"];
+/// assert_eq!(cardex::suggest("rarityCod", fields.into_iter()), Some("rarity_code"));
+/// assert_eq!(cardex::suggest("x", fields.into_iter()), None);
+/// ```
+pub fn suggest<'a>(typed: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let typed = snake_case(typed);
     let limit = (typed.chars().count() / 3).max(1);
     let length = typed.chars().count();

@@ -101,6 +101,7 @@ fn search_options() {
             &["search", "pokemon", "hp>=200", "--orderBy=-hp"],
             "--order-by",
         ),
+        (&["search", "pokemon", "--selct", "id"], "--select"),
     ] {
         let o = cardex(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
@@ -112,6 +113,14 @@ fn search_options() {
             stderr(&o)
         );
     }
+    // A `--` after an option that takes a value ends the options, as clap reads it.
+    let o = cardex(&["search", "pokemon", "--select", "--", "--foo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a value is required for '--select"),
+        "{}",
+        stderr(&o)
+    );
     // Known options and their values, whatever those look like, are left alone.
     let o = cardex(&[
         "search",

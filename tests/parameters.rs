@@ -143,6 +143,12 @@ fn select_id_on_an_empty_catalog() {
         .search(&SearchRequest::new("").select("id"))
         .unwrap();
     assert_eq!(page.total_count(), 0);
+    // As on a catalog with cards, its case does not matter.
+    assert!(engine
+        .catalog("lorcana")
+        .unwrap()
+        .search(&SearchRequest::new("").select("Id"))
+        .is_ok());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1046,6 +1046,43 @@ fn a_bad_address_or_webhooks_file_is_named() {
     assert!(err.contains("--webhooks <FILE>"), "{err}");
 }
 
+/// A key that cannot be shown (a full stdout) is a failure that says how to revoke it:
+/// it is stored, and no one holds it.
+#[test]
+fn a_key_that_cannot_be_shown_is_a_failure_naming_its_hash() {
+    let dir = scratch("accounts-unshown");
+    let state = format!("sqlite:{}", dir.join("state.db").display());
+    let o = Command::new(env!("CARGO_BIN_EXE_cardex"))
+        .args(["accounts", "add-key", "--state", &state, "--team", "t1"])
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let hint = format!("revoke it with `cardex accounts revoke-key --state {state} --sha256 ");
+    let at = err.find(&hint).unwrap_or_else(|| panic!("{err}"));
+    let hash: String = err[at + hint.len()..].chars().take(64).collect();
+    assert!(
+        hash.bytes().all(|b| b.is_ascii_hexdigit()) && hash.len() == 64,
+        "{err}"
+    );
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "revoke-key",
+        "--state",
+        &state,
+        "--sha256",
+        &hash,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A mistyped state or snapshot folder is an error, not a new empty state no server
 /// reads; the default state of `--data .` is named after the folder `.` is.
 #[test]

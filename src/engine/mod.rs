@@ -1066,7 +1066,7 @@ fn parse_select_keys(collection: &Collection, text: &str) -> Result<Select> {
             Ok(key) => keys.push(key),
             // Every record has an `id` (the loader requires it), even in a catalog with no
             // records to show it.
-            Err(_) if name == "id" => keys.push(name.to_string()),
+            Err(_) if crate::naming::snake_case(name) == "id" => keys.push("id".to_string()),
             Err(FieldError {
                 kind: FieldErrorKind::NotTopLevel,
                 ..

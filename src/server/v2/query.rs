@@ -246,18 +246,29 @@ fn collect(
 /// backquotes that the rewrite made is given back as v2 writes it (`expansion.release_date`
 /// → `set.releaseDate`, `order_by` → `orderBy`).
 pub(crate) fn v2_spelling(message: &str, of: Of) -> String {
+    // The engine's list of an object's fields ends its message (`... one of its fields:
+    // `a`, `b``): its names are the engine's, given in v2's spelling, whatever backticks
+    // the request's own text put before it.
+    const LIST: &str = "one of its fields: ";
+    let (head, list) = match message.rfind(LIST) {
+        Some(at) => message.split_at(at + LIST.len()),
+        None => (message, ""),
+    };
+    let mut out = spelled(head, of, false);
+    out.push_str(&spelled(list, of, true));
+    out
+}
+
+/// [`v2_spelling`] of a part of a message: each quoted name in v2's spelling (a `list` of
+/// the engine's names, or the names of a message).
+fn spelled(message: &str, of: Of, list: bool) -> String {
     let mut out = String::with_capacity(message.len() + 16);
     let mut quoted = false;
-    // Inside the engine's list of an object's fields (`search one of its fields: `a`, `b``).
-    let mut listing = false;
     for (i, part) in message.split('`').enumerate() {
         if i > 0 {
             out.push('`');
         }
-        if !quoted {
-            listing = part.ends_with("one of its fields: ") || (listing && part == ", ");
-        }
-        if quoted && (listing || out.ends_with("did you mean `")) {
+        if quoted && (list || out.ends_with("did you mean `")) {
             // The engine's suggestion, or its list, is in its own spelling: give v2's.
             out.push_str(&v2_field(part, of));
         } else if quoted {
@@ -466,7 +477,14 @@ mod tests {
             ),
             "unknown field `nationalpokedexnumbers` (did you mean `nationalPokedexNumbers`?)"
         );
-        // So is a list of an object's fields.
+        // So is a list of an object's fields, whatever backticks the request wrote.
+        assert_eq!(
+            v2_spelling(
+                "invalid `order_by` value `attacks,x`y`: `attacks` holds objects, not values; sort by one of its fields: `attacks.converted_energy_cost`",
+                Of::Cards
+            ),
+            "invalid `orderBy` value `attacks,x`y`: `attacks` holds objects, not values; sort by one of its fields: `attacks.convertedEnergyCost`"
+        );
         assert_eq!(
             v2_spelling(
                 "invalid `order_by` value `attacks`: `attacks` holds objects, not values; sort by one of its fields: `attacks.converted_energy_cost`, `expansion.release_date`",
