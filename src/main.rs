@@ -8,9 +8,9 @@
 //! state that is not there), or a `serve` or `accounts` configuration that cannot start
 //! (a state, snapshot, webhooks or CA file, an address), with the error on stderr (a query
 //! error with its caret); 1 when the snapshot cannot be loaded for a search, an import fails (its output
-//! existing without `--force` included), the answer cannot be written to stdout (a closed
-//! stdout ends the command quietly, with 0, except for `accounts add-key`, whose key is
-//! shown nowhere else: that says how to revoke it), or the server stops with an error. A stderr
+//! existing without `--force` included), the answer cannot be written to stdout (a pipe
+//! whose reader is gone ends the command quietly, with 0, except for `accounts add-key`,
+//! whose key is shown nowhere else: the key is revoked again), or the server stops with an error. A stderr
 //! that cannot be written loses its messages, not the exit status.
 
 use std::io::{self, Write};
@@ -402,9 +402,15 @@ fn misspelt_option(args: &[std::ffi::OsString]) -> Option<String> {
                 // Spelt with other case, `-` or `_` (`--page_size`, `--orderBy`), else
                 // misspelt (`--explian`).
                 let fold = |n: &str| n.replace(['-', '_'], "").to_ascii_lowercase();
+                // Compared with `_` for `-` on both sides, as `suggest` reads names.
+                let underscored: Vec<String> = longs().map(|l| l.replace('-', "_")).collect();
                 let close = longs()
                     .find(|l| fold(l) == fold(name))
-                    .or_else(|| cardex::suggest(&name.replace('-', "_"), longs()))
+                    .or_else(|| {
+                        let typed = name.replace('-', "_");
+                        let near = cardex::suggest(&typed, underscored.iter().map(String::as_str))?;
+                        longs().find(|l| l.replace('-', "_") == near)
+                    })
                     .map(|l| format!(" (did you mean `--{l}`?)"))
                     .unwrap_or_default();
                 return Some(format!(
@@ -764,17 +770,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .block_on(state.add_key(&team, plan, cardex::server::unix_now()))
                 .map_err(|e| Failure::Config(e.to_string()))?;
             say!("added a key for team `{team}` to {url}; it is shown once, store it now:");
-            // The key is stored and shown nowhere else: a stdout that cannot take it (closed
-            // ones included) is a failure, with the way to revoke the key no one holds.
-            return writeln!(out, "{key}")
-                .and_then(|()| out.flush())
-                .map_err(|e| {
-                    Failure::Io(io::Error::other(format!(
-                        "cannot write the key: {e}; it is stored in {url} but no one has it: \
-                         revoke it with `cardex accounts revoke-key --state {url} --sha256 {}`",
-                        cardex::server::accounts::hash_key(&key)
-                    )))
-                });
+            // The key is shown nowhere else: should stdout not take it (a pipe whose reader
+            // is gone, a full device), the key no one holds is revoked again, and the
+            // command fails.
+            let Err(e) = writeln!(out, "{key}").and_then(|()| out.flush()) else {
+                return Ok(());
+            };
+            let hash = cardex::server::accounts::hash_key(&key);
+            let undone = match runtime.block_on(state.revoke_key(&hash)) {
+                Ok(_) => "it was revoked again; add a key once more".to_string(),
+                Err(revoke) => format!(
+                    "it is stored, and revoking it failed ({revoke}): revoke it with `cardex \
+                     accounts revoke-key --sha256 {hash}` and this --state"
+                ),
+            };
+            return Err(Failure::Io(io::Error::other(format!(
+                "cannot write the key: {e}; {undone}"
+            ))));
         }
         #[cfg(feature = "server")]
         Command::Accounts {

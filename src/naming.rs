@@ -125,21 +125,22 @@ pub fn camel_case(key: &str) -> String {
     out
 }
 
-/// The candidate closest to `typed` (read as snake_case) by edit distance, if it is close
-/// enough to be a likely misspelling: at most a third of the length, and at least one edit
+/// The candidate closest to `typed` (read as snake_case; the candidates are compared as
+/// given) by edit distance, if it is close enough to be a likely misspelling: at most a third of the length, and at least one edit
 /// allowed, but fewer edits than either name has characters. The library's "did you mean"
 /// for fields and parameters, public for programs that name things the same way.
 ///
 /// ```
 /// let fields = ["rarity_code", "rarity", "name"];
-/// assert_eq!(cardex::suggest("rarityCod", fields.into_iter()), Some("rarity_code"));
-/// assert_eq!(cardex::suggest("x", fields.into_iter()), None);
+/// assert_eq!(cardex::suggest("rarityCod", fields), Some("rarity_code"));
+/// assert_eq!(cardex::suggest("x", fields), None);
 /// ```
-pub fn suggest<'a>(typed: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub fn suggest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let typed = snake_case(typed);
     let limit = (typed.chars().count() / 3).max(1);
     let length = typed.chars().count();
     candidates
+        .into_iter()
         .map(|c| (levenshtein(&typed, c), c))
         // A name replaced whole is no misspelling of it (`_` is not `q`).
         .filter(|&(d, c)| d <= limit && d < length.min(c.chars().count()))

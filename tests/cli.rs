@@ -102,6 +102,7 @@ fn search_options() {
             "--order-by",
         ),
         (&["search", "pokemon", "--selct", "id"], "--select"),
+        (&["search", "pokemon", "--pge-sze", "1"], "--page-size"),
     ] {
         let o = cardex(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));

@@ -1120,7 +1120,7 @@ fn parse_include_parts(target: Target, text: &str) -> Result<Include> {
             let Some(part_set) = Schema::optional_part(part) else {
                 let parts = ["prices", "pop_reports"];
                 let mut reason = String::from("the parts are `prices` and `pop_reports`");
-                if let Some(close) = crate::naming::suggest(part, parts.into_iter()) {
+                if let Some(close) = crate::naming::suggest(part, parts) {
                     reason.push_str(&format!(" (did you mean `{close}`?)"));
                 }
                 return Err(ParameterError::invalid("include", text, reason).into());
