@@ -126,9 +126,10 @@ pub fn camel_case(key: &str) -> String {
 }
 
 /// The candidate closest to `typed` (read as snake_case; the candidates are compared as
-/// given) by edit distance, if it is close enough to be a likely misspelling: at most a third of the length, and at least one edit
-/// allowed, but fewer edits than either name has characters. The library's "did you mean"
-/// for fields and parameters, public for programs that name things the same way.
+/// given) by edit distance, if it is close enough to be a likely misspelling: at most a
+/// third of the length, and at least one edit allowed, but fewer edits than either name has
+/// characters. The library's "did you mean" for fields and parameters, public for programs
+/// that name things the same way.
 ///
 /// ```
 /// let fields = ["rarity_code", "rarity", "name"];
@@ -137,8 +138,8 @@ pub fn camel_case(key: &str) -> String {
 /// ```
 pub fn suggest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let typed = snake_case(typed);
-    let limit = (typed.chars().count() / 3).max(1);
     let length = typed.chars().count();
+    let limit = (length / 3).max(1);
     candidates
         .into_iter()
         .map(|c| (levenshtein(&typed, c), c))

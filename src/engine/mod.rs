@@ -906,7 +906,8 @@ fn parse_order_keys(
                             .collect();
                         let mut reason = format!("`{name}` holds objects, not values");
                         if !sorts.is_empty() {
-                            reason.push_str("; sort by one of its fields: ");
+                            reason.push_str("; sort by ");
+                            reason.push_str(crate::schema::FIELDS_OF_OBJECT);
                             reason.push_str(&sorts[..sorts.len().min(LISTED)].join(", "));
                             if sorts.len() > LISTED {
                                 reason.push_str(&format!(", … ({} in all)", sorts.len()));

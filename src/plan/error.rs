@@ -79,7 +79,8 @@ impl fmt::Display for PlanErrorKind {
                 write!(f, "field `{field}` holds objects, not values")?;
                 if !children.is_empty() {
                     let list: Vec<String> = children.iter().map(|c| format!("`{c}`")).collect();
-                    write!(f, "; search one of its fields: {}", list.join(", "))?;
+                    let lead = crate::schema::FIELDS_OF_OBJECT;
+                    write!(f, "; search {lead}{}", list.join(", "))?;
                 }
                 Ok(())
             }

@@ -729,7 +729,7 @@ impl QueryParser {
             rest = ws(rest);
             let op = ["OR", "AND"]
                 .into_iter()
-                .find_map(|k| keyword(rest, k).map(|after| (joiner_at(rest, k), after)));
+                .find_map(|k| keyword(rest, k).map(|after| (k, after)));
             let missing = |at: &'a str, after: &'static str| {
                 fail(
                     at,
@@ -744,10 +744,10 @@ impl QueryParser {
                 if let Some(prev) = pending {
                     return missing(rest, prev);
                 }
-                if op == "OR" || op == "||" {
+                if op == "OR" {
                     alternatives.push(Vec::new());
                 }
-                pending = Some(op);
+                pending = Some(joiner_at(rest, op));
                 rest = after;
                 continue;
             }
@@ -1030,19 +1030,25 @@ fn at_token_end(rest: &str) -> bool {
 /// If `input` starts with keyword `kw` as a whole token, the text after it; `AND` and
 /// `OR` are also written `&&` and `||`.
 fn keyword<'a>(input: &'a str, kw: &str) -> Option<&'a str> {
-    let rest = input.strip_prefix(kw).or_else(|| match kw {
-        "AND" => input.strip_prefix("&&"),
-        "OR" => input.strip_prefix("||"),
-        _ => None,
-    })?;
+    let rest = input
+        .strip_prefix(kw)
+        .or_else(|| input.strip_prefix(also_spelt(kw)?))?;
     at_token_end(rest).then_some(rest)
+}
+
+/// The other spelling of keyword `kw`: `&&` for `AND`, `||` for `OR`.
+fn also_spelt(kw: &str) -> Option<&'static str> {
+    match kw {
+        "AND" => Some("&&"),
+        "OR" => Some("||"),
+        _ => None,
+    }
 }
 
 /// How the joiner `kw` (`AND` or `OR`) that starts `input` is written there, for messages.
 fn joiner_at(input: &str, kw: &'static str) -> &'static str {
-    match kw {
-        "AND" if input.starts_with("&&") => "&&",
-        "OR" if input.starts_with("||") => "||",
+    match also_spelt(kw) {
+        Some(other) if input.starts_with(other) => other,
         _ => kw,
     }
 }
