@@ -14,7 +14,10 @@
 //! CARDEX_HTTP_REQUESTS=200000 CARDEX_HTTP_CONNECTIONS=64 cargo bench --bench http
 //! CARDEX_HTTP_POSTGRES=0 cargo bench --bench http     # the SQLite mode alone
 //! CARDEX_HTTP_SQLITE=0 cargo bench --bench http       # the PostgreSQL mode alone
+//! CARDEX_HTTP_ONLY=search cargo bench --bench http    # rounds of one server alone, to profile
 //! ```
+//!
+//! `CARDEX_HTTP_ONLY` is `search` (with accounts), `open` (without) or `constant`.
 //!
 //! PostgreSQL (when it is installed): two `cardex serve` processes on one database that
 //! this bench starts (initdb, pg_ctl, fsync on), 200 teams, the load spread over both, each
@@ -197,6 +200,8 @@ fn main() {
         // The same search on a server without accounts: what metering costs.
         let open_engine =
             cardex::Engine::open(concat!(env!("CARGO_MANIFEST_DIR"), "/data")).expect("data");
+        // What the server does after a load.
+        allocator::give_back();
         let open_app = router(
             Arc::new(Service::open(open_engine)),
             Duration::from_secs(10),
@@ -299,6 +304,20 @@ fn main() {
         drive(&[constant_addr], constant_requests.clone(), connections, connections * 50, search_len).await;
         drive(&[search_addr], v2_requests.clone(), connections, connections * 50, v2_len).await;
         let mut rates = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+        if let Ok(only) = std::env::var("CARDEX_HTTP_ONLY") {
+            let (addr, reqs, len) = match only.as_str() {
+                "search" => (search_addr, search_requests.clone(), search_len),
+                "open" => (open_addr, search_requests.clone(), search_len),
+                "constant" => (constant_addr, constant_requests.clone(), search_len),
+                other => panic!("CARDEX_HTTP_ONLY is search, open or constant, not {other}"),
+            };
+            for _ in 0..ROUNDS {
+                let (took, lat) = drive(&[addr], reqs.clone(), connections, total, len).await;
+                report(&only, took, lat);
+                tokio::time::sleep(Duration::from_millis(1100)).await;
+            }
+            std::process::exit(0);
+        }
         for _ in 0..ROUNDS {
             let (took, lat) = drive(&[constant_addr], constant_requests.clone(), connections, total, search_len).await;
             rates[0].push(report("constant", took, lat).0);

@@ -726,6 +726,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             config.v2_catalog = args.v2_catalog;
             config.v2_anonymous_per_minute = args.v2_anonymous_limit;
             config.signature_header = args.signature_header;
+            config.after_load = Some(allocator::give_back);
             let _flushed_at_exit = logging::install(args.log_format);
             return cardex::server::run(config).map_err(|e| match e.exit_code() {
                 2 => Failure::Config(e.to_string()),

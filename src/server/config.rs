@@ -61,6 +61,11 @@ pub struct ServeConfig {
     pub signature_header: String,
     /// The web pages' origins whose scripts may call the service from a browser (CORS).
     pub cors_origins: CorsOrigins,
+    /// Called on the loading thread after each load of the snapshot and the work that
+    /// follows it (at start, before listening, and after each reload, whether or not it
+    /// succeeded), when the load's threads are idle: the `cardex` command gives back to
+    /// the system there what its allocator holds freed.
+    pub after_load: Option<fn()>,
 }
 
 /// Which web origins may call the service from a browser's scripts: the
@@ -181,6 +186,7 @@ impl ServeConfig {
             v2_anonymous_per_minute: super::v2::DEFAULT_ANONYMOUS_PER_MINUTE,
             signature_header: crate::webhook::SIGNATURE_HEADER.to_string(),
             cors_origins: CorsOrigins::Any,
+            after_load: None,
         }
     }
 }

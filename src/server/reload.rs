@@ -104,6 +104,7 @@ pub(super) async fn watch(
     interval: Option<Duration>,
     mut hangup: Hangup,
     mut loaded: Stamp,
+    after_load: Option<fn()>,
 ) {
     let root = service.engine().path().to_path_buf();
     let stamp_of = |root: PathBuf| async move {
@@ -123,7 +124,7 @@ pub(super) async fn watch(
                 seen = None;
                 // As for a folder change: events the outbox refused are tried again at
                 // the next checks.
-                if reload(&service, dispatcher.as_ref(), "SIGHUP").await != Outcome::Refused {
+                if reload(&service, dispatcher.as_ref(), "SIGHUP", after_load).await != Outcome::Refused {
                     loaded = now;
                 }
             }
@@ -138,7 +139,7 @@ pub(super) async fn watch(
                     seen = None;
                     unsettled = 0;
                     let outcome =
-                        reload(&service, dispatcher.as_ref(), "the snapshot folder changed").await;
+                        reload(&service, dispatcher.as_ref(), "the snapshot folder changed", after_load).await;
                     // Events the outbox refused (the state is unreachable): the change is
                     // tried again at the next checks, until the outbox takes them.
                     if outcome != Outcome::Refused {
@@ -172,6 +173,7 @@ async fn reload(
     service: &Arc<Service>,
     dispatcher: Option<&Arc<Dispatcher>>,
     why: &str,
+    after_load: Option<fn()>,
 ) -> Outcome {
     let path = service.engine().path().display().to_string();
     log::event("reload", &format!("{why}: loading {path}"));
@@ -179,7 +181,7 @@ async fn reload(
     let runtime = tokio::runtime::Handle::current();
     let result = tokio::task::spawn_blocking(move || {
         let mut events = Vec::new();
-        let report = s.engine().reload_with(|report| {
+        let reloaded = s.engine().reload_with(|report| {
             events = report.events(new_event_id);
             match &d {
                 Some(d) => runtime
@@ -188,10 +190,15 @@ async fn reload(
                 None => Ok(None),
             }
             .map(|enqueued| log_events(&events, enqueued))
-        })?;
-        // The /v2 records of the new snapshot, before a request has to wait for them.
-        s.render_v2_view(&s.engine().current());
-        Ok::<_, ReloadError<StateError>>((report, events.len()))
+        });
+        if reloaded.is_ok() {
+            // The /v2 records of the new snapshot, before a request has to wait for them.
+            s.render_v2_view(&s.engine().current());
+        }
+        if let Some(after_load) = after_load {
+            after_load();
+        }
+        Ok::<_, ReloadError<StateError>>((reloaded?, events.len()))
     })
     .await;
     match result {

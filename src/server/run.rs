@@ -362,6 +362,9 @@ pub fn run(config: ServeConfig) -> Result<(), ServeError> {
         );
     }
     drop(engine);
+    if let Some(after_load) = config.after_load {
+        after_load();
+    }
     let service = Arc::new(service);
     let webhooks = webhooks.map(|(hooks, roots)| (hooks, roots, signature_header));
     runtime.block_on(serve(
@@ -420,6 +423,7 @@ async fn serve(
         config.watch_interval,
         hangup,
         stamp,
+        config.after_load,
     ));
     log::event("listening", &format!("http://{local}"));
     // The usage board is taken at start unless it is younger than the interval (another
