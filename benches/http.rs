@@ -17,7 +17,8 @@
 //! CARDEX_HTTP_ONLY=search cargo bench --bench http    # rounds of one server alone, to profile
 //! ```
 //!
-//! `CARDEX_HTTP_ONLY` is `search` (with accounts), `open` (without) or `constant`.
+//! `CARDEX_HTTP_ONLY` is `search` (with accounts), `open` (without) or `constant`: that
+//! server's rounds alone in the SQLite mode, and no PostgreSQL mode.
 //!
 //! PostgreSQL (when it is installed): two `cardex serve` processes on one database that
 //! this bench starts (initdb, pg_ctl, fsync on), 200 teams, the load spread over both, each
@@ -316,7 +317,7 @@ fn main() {
                 report(&only, took, lat);
                 tokio::time::sleep(Duration::from_millis(1100)).await;
             }
-            std::process::exit(0);
+            return;
         }
         for _ in 0..ROUNDS {
             let (took, lat) = drive(&[constant_addr], constant_requests.clone(), connections, total, search_len).await;
@@ -359,7 +360,9 @@ fn main() {
         );
     });
     let _ = std::fs::remove_dir_all(&scratch);
-    postgres_mode(total, connections.max(2));
+    if std::env::var_os("CARDEX_HTTP_ONLY").is_none() {
+        postgres_mode(total, connections.max(2));
+    }
 }
 
 /// A scratch folder (also what the PostgreSQL helper makes its cluster in).

@@ -572,6 +572,7 @@ enum Failure {
     Config(String),
     /// Writing the answer to stdout failed (a closed stdout ends the command quietly).
     Output(io::Error),
+    #[cfg_attr(not(any(feature = "server", feature = "generate")), allow(dead_code))]
     Io(io::Error),
 }
 

@@ -149,6 +149,24 @@ pub fn suggest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -
         .map(|(_, c)| c)
 }
 
+/// The one candidate that ends with `typed` (read as snake_case, case ignored) after a
+/// `.`, if exactly one does: the full path of a field named by its tail
+/// (`prices.market` → `variants.prices.market`).
+pub(crate) fn by_tail<'a>(
+    typed: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let tail = format!(".{}", snake_case(typed)).to_ascii_lowercase();
+    let mut found = candidates.into_iter().filter(|c| {
+        c.len() > tail.len() && c.is_char_boundary(c.len() - tail.len()) && {
+            let end = &c[c.len() - tail.len()..];
+            end.eq_ignore_ascii_case(&tail)
+        }
+    });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
 /// Edit distance between two strings, by characters, counting a swap of two neighbours
 /// as one edit (optimal string alignment), so `nmae` is one edit from `name`.
 fn levenshtein(a: &str, b: &str) -> usize {
@@ -178,6 +196,29 @@ fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tail_names_the_one_path_that_ends_so() {
+        let paths = [
+            "variants.prices.market",
+            "variants.prices.market_cap",
+            "name",
+        ];
+        assert_eq!(by_tail("Market", paths), Some("variants.prices.market"));
+        assert_eq!(
+            by_tail("prices.market", paths),
+            Some("variants.prices.market")
+        );
+        assert_eq!(
+            by_tail("marketCap", paths),
+            Some("variants.prices.market_cap")
+        );
+        // Only after a `.`, and only when one path ends so.
+        assert_eq!(by_tail("rket", paths), None);
+        assert_eq!(by_tail("name", paths), None);
+        assert_eq!(by_tail("grade", ["a.grade", "b.c.grade"]), None);
+        assert_eq!(by_tail("é", ["a.xé", "b.é"]), Some("b.é"));
+    }
 
     #[test]
     fn kinds() {

@@ -45,7 +45,7 @@ pub struct FieldInfo<'a> {
     /// Whether any record holds a value (string, number, boolean) there, rather than only
     /// objects: such a field can be searched and sorted by.
     pub holds_values: bool,
-    /// Whether any record holds a number there (a JSON number or a whole-number string):
+    /// Whether any record holds a number there (a JSON number or a decimal-number string):
     /// such a field answers ranges and comparisons.
     pub holds_numbers: bool,
     /// Whether any record holds an object there (`legalities`, `attacks`, `variants`):

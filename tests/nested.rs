@@ -102,6 +102,31 @@ fn nested_queries_nest_as_deep_as_the_data() {
     );
 }
 
+/// Half grades are strings (`"9.5"`, `"8.5"`): they compare as the numbers they are, as
+/// whole-number strings do (contract, section 3, Numbers).
+#[test]
+fn half_grades_compare_as_numbers() {
+    // Only OP01-013's and OP01-047's graded prices have a grade between 9 and 10 (9.5).
+    assert_eq!(
+        ids("onepiece", "variants.prices:(grade>9 AND grade<10)"),
+        ["OP01-013", "OP01-047"]
+    );
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants.pop_reports.grades:(grade:[8.1 TO 8.9])"
+        ),
+        ["OP01-120"]
+    );
+    assert_eq!(
+        ids("onepiece", "variants.pop_reports.grades.grade>8.4"),
+        ids(
+            "onepiece",
+            "variants.pop_reports.grades.grade:(8.5 OR 9 OR 10)"
+        )
+    );
+}
+
 #[test]
 fn the_variant_of_a_reprint_not_any_variant() {
     // OP01-061's and OP02-013's Alt Art were reprinted in PRB01. OP01-013 was reprinted
@@ -208,6 +233,48 @@ fn nested_queries_on_other_fields_are_positioned_errors() {
     ] {
         let err = search_error("onepiece", SearchRequest::new(q));
         assert!(err.contains(suggested), "{q}: {err}");
+    }
+    // A field or array named by its tail suggests its full path, when one path ends so.
+    for (q, said) in [
+        (
+            "prices.market>1",
+            "unknown field `prices.market` (did you mean `variants.prices.market`?)",
+        ),
+        (
+            "condition:NM",
+            "unknown field `condition` (did you mean `variants.prices.condition`?)",
+        ),
+        (
+            "prices:(market>1)",
+            "unknown array of objects `prices` (did you mean `variants.prices`?);",
+        ),
+    ] {
+        let err = search_error("onepiece", SearchRequest::new(q));
+        assert!(err.starts_with(said), "{q}: {err}");
+    }
+    // Two paths end with `.grade`: no guess.
+    let err = search_error("onepiece", SearchRequest::new("grade:10"));
+    assert!(err.starts_with("unknown field `grade`\n"), "{err}");
+    // A bare value inside searches the elements' `name`, which price records lack; cards
+    // have one, so the message is about the elements, not the catalog.
+    for q in [
+        "variants.prices:(condition:NM OR LP)",
+        "variants:(prices:(condition:NM OR LP))",
+    ] {
+        let err = search_error("onepiece", SearchRequest::new(q));
+        assert!(
+            err.starts_with(
+                "a bare value inside `variants.prices:( )` searches the `name` of its elements, \
+                 which none has; name their field, as in `field:value` or `field:(a OR b)`"
+            ),
+            "{q}: {err}"
+        );
+        // The caret is under the bare value.
+        let caret = err.lines().last().unwrap_or_default();
+        assert_eq!(
+            caret.trim_end(),
+            format!("{}^^", " ".repeat(q.rfind("LP").unwrap_or(0)))
+        );
     }
     // Inside a nested query, names are relative to the element.
     let err = search_error(
@@ -406,11 +473,24 @@ fn a_price_sort_never_mixes_currencies() {
             && err.contains("q=variants.prices:(currency:JPY AND ...)"),
         "{err}"
     );
-    let err = search_error(
-        "pokemon",
-        SearchRequest::new("variants.prices:(type:raw)").order_by("variants.prices.market"),
-    );
-    assert!(err.contains("holds prices in JPY, USD"), "{err}");
+    // A nested condition on the prices that fixes no currency (or two) is told so.
+    for q in [
+        "variants.prices:(type:raw)",
+        "variants.prices:(currency:(USD OR JPY))",
+    ] {
+        let err = search_error(
+            "pokemon",
+            SearchRequest::new(q).order_by("variants.prices.market"),
+        );
+        assert!(
+            err.contains("holds prices in JPY, USD")
+                && err.contains(
+                    "the query's nested condition on `variants.prices` fixes none: give it one \
+                     `currency:JPY` of its own"
+                ),
+            "{q}: {err}"
+        );
+    }
     // A flat currency term does not bind the sorted prices.
     let err = search_error(
         "pokemon",

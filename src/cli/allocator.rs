@@ -3,18 +3,18 @@
 
 /// mimalloc serves the command's allocations. Under glibc's allocator the service's
 /// workers contend for its arena locks when one frees what another allocated (a request's
-/// buffers, after it waited for its charge): with mimalloc `cargo bench --bench http`
-/// serves about a fifth more searches a second (BENCHMARKS.md). Set up by [`configure`].
+/// buffers, after it waited for its charge): perf showed 6% of a metered search server's
+/// time in those locks' waits and wakes. Set up by [`configure`].
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Has mimalloc commit memory when it is used, and give back what is freed 10 ms after it
-/// is freed (mimalloc's default delay), the next time the thread that holds it allocates
-/// or collects; [`give_back`] collects on every thread of a load once it is over. With
-/// mimalloc's defaults a loaded engine stays 1.7× as resident as under glibc's allocator
-/// for the Pokémon TCG data (what the parallel load freed is kept), with these about 1.1×
-/// (SERVER.md, Operations). A delay of 0 (freed memory given back at once) keeps that
-/// too, but then the service's workers give back and fault in again the pages of its
+/// Has mimalloc commit memory when it is used, and give back what is freed at the earliest
+/// 10 ms after it is freed (mimalloc's default delay; 100 ms for whole segments), when
+/// the thread that holds it next allocates, frees or collects; [`give_back`] collects on
+/// every thread of a load once it is over. With mimalloc's defaults a loaded engine stays
+/// 1.7× as resident as under glibc's allocator for the Pokémon TCG data (what the
+/// parallel load freed is kept), with these and [`give_back`] about 1.0× (SERVER.md,
+/// Operations). A delay of 0 (freed memory given back at once) holds no less, but then the service's workers give back and fault in again the pages of its
 /// requests' buffers all the time: in `cargo bench --bench http` the delay serves about a
 /// tenth more searches a second. Being set here, these options no longer follow the
 /// `MIMALLOC_EAGER_COMMIT`, `MIMALLOC_ARENA_EAGER_COMMIT` and `MIMALLOC_PURGE_DELAY`
@@ -44,8 +44,8 @@ pub fn configure() {
 
 /// Gives back to the system the memory a load freed, on each of rayon's threads (which
 /// sleep once the load is over, so would never reach their delayed purges) and on the
-/// calling thread. The server calls it after each load ([`cardex::server::ServeConfig`]'s
-/// `after_load`).
+/// calling thread. `cardex serve` calls it after each load (`ServeConfig::after_load`).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub fn give_back() {
     #[cfg(feature = "parallel")]
     rayon::broadcast(|_| collect());
@@ -53,6 +53,7 @@ pub fn give_back() {
 }
 
 /// Frees what this thread's heap holds free and purges it, delay or not.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 fn collect() {
     // SAFETY: `mi_collect` takes a plain bool; it works on the calling thread's own heap
     // and on mimalloc's process-wide arenas under their own synchronisation, and reads or

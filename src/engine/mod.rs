@@ -964,7 +964,7 @@ fn bind_order(
         let fixed = bound
             .iter()
             .any(|b| b.fixed.iter().any(|f| f == "currency"));
-        one_currency(collection, key, fixed, text)?;
+        one_currency(collection, key, fixed, !bound.is_empty(), text)?;
         let Some((first, rest)) = bound.split_first() else {
             continue;
         };
@@ -984,7 +984,15 @@ fn bind_order(
 /// The currency rule of a key on a field inside an array of objects: when the elements
 /// hold amounts (JSON numbers, as prices are) in several currencies, a query must fix one
 /// (`fixed`) with a nested condition on the same array.
-fn one_currency(collection: &Collection, key: &OrderKey, fixed: bool, text: &str) -> Result<()> {
+/// `nested`: the query has a nested query on that array at its top level, which fixes
+/// no currency.
+fn one_currency(
+    collection: &Collection,
+    key: &OrderKey,
+    fixed: bool,
+    nested: bool,
+    text: &str,
+) -> Result<()> {
     if key.joined {
         return Ok(());
     }
@@ -1005,14 +1013,24 @@ fn one_currency(collection: &Collection, key: &OrderKey, fixed: bool, text: &str
         return Ok(());
     }
     let listed: Vec<String> = currencies.iter().map(|c| c.to_uppercase()).collect();
-    let reason = format!(
-        "`{path}` holds prices in {} and a sort never orders different currencies as \
-         one number; fix one with a nested condition on the same array, e.g. \
-         q={array}:(currency:{} AND ...)&order_by={}{path}",
-        listed.join(", "),
-        listed[0],
-        if key.descending { "-" } else { "" },
-    );
+    let reason = if nested {
+        format!(
+            "`{path}` holds prices in {} and a sort never orders different currencies as \
+             one number; the query's nested condition on `{array}` fixes none: give it one \
+             `currency:{}` of its own, not under OR or NOT and without wildcards",
+            listed.join(", "),
+            listed[0],
+        )
+    } else {
+        format!(
+            "`{path}` holds prices in {} and a sort never orders different currencies as \
+             one number; fix one with a nested condition on the same array, e.g. \
+             q={array}:(currency:{} AND ...)&order_by={}{path}",
+            listed.join(", "),
+            listed[0],
+            if key.descending { "-" } else { "" },
+        )
+    };
     Err(ParameterError::invalid("order_by", text, reason).into())
 }
 
@@ -1038,7 +1056,7 @@ impl Collection {
             .filter(|path| {
                 parse_order(self, None, Some(path)).is_ok_and(|keys| {
                     keys.iter()
-                        .all(|key| one_currency(self, key, false, path).is_ok())
+                        .all(|key| one_currency(self, key, false, false, path).is_ok())
                 })
             })
             .collect()

@@ -18,6 +18,14 @@ pub enum PlanErrorKind {
         /// The term was a bare value, which searches `name`.
         bare: bool,
     },
+    /// A bare value inside a nested query (`variants.prices:(condition:NM OR LP)`), where it
+    /// searches the elements' `name`, and they have none.
+    BareValueInNested {
+        /// The array of objects the nested query is on (`variants.prices`).
+        path: String,
+        /// The field a bare value searches (`name`).
+        field: String,
+    },
     /// The field holds objects, not values (`legalities`).
     ObjectField {
         /// The field as typed.
@@ -68,6 +76,10 @@ impl fmt::Display for PlanErrorKind {
             PlanErrorKind::UnknownField { field, bare: true, .. } => write!(
                 f,
                 "unknown field `{field}`: a bare value searches `{field}`, which no record of this catalog has; name a field, as in `field:value`"
+            ),
+            PlanErrorKind::BareValueInNested { path, field } => write!(
+                f,
+                "a bare value inside `{path}:( )` searches the `{field}` of its elements, which none has; name their field, as in `field:value` or `field:(a OR b)`"
             ),
             PlanErrorKind::UnknownField {
                 field,

@@ -521,13 +521,25 @@ impl<'c> Resolver<'c> {
                     children: self.inner_array_fields(typed).unwrap_or_default(),
                 }
             }
+            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel
+                if bare && self.context.is_some() =>
+            {
+                PlanErrorKind::BareValueInNested {
+                    path: self.context.map_or_else(String::new, |space| {
+                        self.records.nested()[space].path.to_string()
+                    }),
+                    field: typed.to_string(),
+                }
+            }
             FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => PlanErrorKind::UnknownField {
                 field: typed.to_string(),
                 // A bare value searches `name`: suggesting a field for it would mislead.
                 suggestion: if bare {
                     None
                 } else {
-                    e.suggestion.or_else(|| self.inner_suggestion(typed))
+                    e.suggestion
+                        .or_else(|| self.inner_suggestion(typed))
+                        .or_else(|| self.tail_suggestion(typed))
                 },
                 bare,
             },
@@ -709,6 +721,21 @@ impl<'c> Resolver<'c> {
         crate::naming::suggest(typed, inner.iter().map(String::as_str)).map(str::to_string)
     }
 
+    /// At the top level, the one field that `typed` is the tail of (`prices.market` →
+    /// `variants.prices.market`), if exactly one is.
+    fn tail_suggestion(&self, typed: &str) -> Option<String> {
+        if self.context.is_some() {
+            return None;
+        }
+        let fields: Vec<&str> = self
+            .collection
+            .fields()
+            .filter(|f| f.holds_values)
+            .map(|f| f.path)
+            .collect();
+        crate::naming::by_tail(typed, fields).map(str::to_string)
+    }
+
     /// The error for a nested query on `typed`, which is not an array of objects here.
     fn not_nested(&self, typed: &str, span: Span, prefix: &str) -> PlanError {
         let arrays: Vec<String> = self
@@ -725,7 +752,9 @@ impl<'c> Resolver<'c> {
             Err(_) => Holds::Nothing,
         };
         let suggestion = if holds == Holds::Nothing {
-            crate::naming::suggest(typed, arrays.iter().map(String::as_str)).map(str::to_string)
+            crate::naming::suggest(typed, arrays.iter().map(String::as_str))
+                .or_else(|| crate::naming::by_tail(typed, arrays.iter().map(String::as_str)))
+                .map(str::to_string)
         } else {
             None
         };
@@ -1004,6 +1033,10 @@ fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
             children: children.into_iter().map(on).collect(),
         },
         PlanErrorKind::NotNumeric { field } => PlanErrorKind::NotNumeric { field: on(field) },
+        PlanErrorKind::BareValueInNested { path, field } => PlanErrorKind::BareValueInNested {
+            path: on(path),
+            field,
+        },
         PlanErrorKind::EveryRecord { nested } => PlanErrorKind::EveryRecord { nested },
         PlanErrorKind::NotNested {
             field,

@@ -367,15 +367,21 @@ pub fn is_all_cjk(word: &str) -> bool {
     !word.is_empty() && word.chars().all(is_cjk)
 }
 
-/// Parses a string that is a whole number (`"120"`, `"-5"`, `"+7"`), which ranges and
-/// comparisons in `q` compare as a number. Surrounding spaces, decimals and exponents are
-/// not whole numbers.
-pub fn whole_number(s: &str) -> Option<f64> {
-    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+/// Parses a string that is a decimal number (`"120"`, `"-5"`, `"+7"`, `"9.5"`), which
+/// ranges and comparisons in `q` compare as a number: an optional sign, at most 18
+/// digits, then maybe a point and at most 18 more. Surrounding spaces, exponents and a
+/// point without digits on both sides (`"1."`, `".5"`) are not decimal numbers.
+pub fn decimal_number(s: &str) -> Option<f64> {
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (whole, fraction) = match unsigned.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (unsigned, None),
+    };
+    let digits = |d: &str| !d.is_empty() && d.len() <= 18 && d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !fraction.is_none_or(digits) {
         return None;
     }
-    s.parse::<i64>().ok().map(|n| n as f64)
+    s.parse::<f64>().ok()
 }
 
 /// Parses a date written `YYYY/MM/DD` or `YYYY-MM-DD` (one separator, twice), alone or
@@ -424,10 +430,10 @@ pub fn year(x: f64) -> Option<u32> {
     (x.fract() == 0.0 && (1000.0..=9999.0).contains(&x)).then_some(x as u32)
 }
 
-/// The number a string value compares as in ranges and comparisons: a whole number
-/// ([`whole_number`]) or a date ([`date_number`]).
+/// The number a string value compares as in ranges and comparisons: a decimal number
+/// ([`decimal_number`]) or a date ([`date_number`]).
 pub fn numeric_string(s: &str) -> Option<f64> {
-    whole_number(s).or_else(|| date_number(s))
+    decimal_number(s).or_else(|| date_number(s))
 }
 
 /// The number of terminal columns `s` takes: wide (East Asian) characters count two,
@@ -628,22 +634,35 @@ mod tests {
     }
 
     #[test]
-    fn whole_numbers() {
-        assert_eq!(whole_number("0"), Some(0.0));
-        assert_eq!(whole_number("-40"), Some(-40.0));
-        assert_eq!(whole_number("+40"), Some(40.0));
-        assert_eq!(whole_number("060"), Some(60.0));
+    fn decimal_numbers() {
+        assert_eq!(decimal_number("0"), Some(0.0));
+        assert_eq!(decimal_number("-40"), Some(-40.0));
+        assert_eq!(decimal_number("+40"), Some(40.0));
+        assert_eq!(decimal_number("060"), Some(60.0));
+        // Half grades (BGS and CGC 9.5) and prices written as strings.
+        assert_eq!(decimal_number("9.5"), Some(9.5));
+        assert_eq!(decimal_number("175.50"), Some(175.5));
+        assert_eq!(decimal_number("-0.25"), Some(-0.25));
         for bad in [
             "",
             "-",
-            "1.5",
+            "1.",
+            ".5",
+            "-.5",
+            "1.5.2",
+            "1,5",
             "1e3",
+            "1.5e3",
             " 1",
+            "1 ",
             "12a",
             "×2",
+            "inf",
+            "NaN",
             "99999999999999999999",
+            "1.1234567890123456789",
         ] {
-            assert_eq!(whole_number(bad), None, "{bad}");
+            assert_eq!(decimal_number(bad), None, "{bad}");
         }
     }
 
@@ -656,8 +675,8 @@ mod tests {
     }
 
     #[test]
-    fn whole_numbers_are_digits_with_a_sign() {
-        assert_eq!(whole_number("120"), Some(120.0));
-        assert_eq!(whole_number("10+"), None);
+    fn decimal_numbers_are_digits_with_a_sign() {
+        assert_eq!(decimal_number("120"), Some(120.0));
+        assert_eq!(decimal_number("10+"), None);
     }
 }

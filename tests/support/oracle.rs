@@ -159,7 +159,7 @@ fn scalar_paths(
             // (a date here, a number that is not a date here)
             let seen = match value {
                 Json::Number(_) => Some((false, true)),
-                Json::String(s) => whole_number(s)
+                Json::String(s) => decimal_number(s)
                     .or_else(|| date(s))
                     .map(|x| (date_shaped(x), !date_shaped(x))),
                 _ => None,
@@ -302,7 +302,7 @@ impl Records {
 fn numeric(vals: &[Scalar]) -> impl Iterator<Item = f64> + '_ {
     vals.iter().filter_map(|v| match v {
         Scalar::Num(x) => Some(*x),
-        Scalar::Str(s) => whole_number(s).or_else(|| date(s)),
+        Scalar::Str(s) => decimal_number(s).or_else(|| date(s)),
     })
 }
 
@@ -371,13 +371,20 @@ fn years(lo: Bound, hi: Bound) -> (Bound, Bound) {
     (lo, hi)
 }
 
-/// Strings that are whole numbers: an optional sign, then ASCII digits.
-fn whole_number(s: &str) -> Option<f64> {
-    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if digits.is_empty() || digits.len() > 18 || !digits.chars().all(|c| c.is_ascii_digit()) {
+/// Strings that are decimal numbers: an optional sign, ASCII digits, then maybe a point
+/// and more digits.
+fn decimal_number(s: &str) -> Option<f64> {
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let mut parts = unsigned.splitn(2, '.');
+    let ok = |d: Option<&str>| {
+        d.is_some_and(|d| !d.is_empty() && d.len() <= 18 && d.chars().all(|c| c.is_ascii_digit()))
+    };
+    let whole = parts.next();
+    let fraction = parts.next();
+    if !ok(whole) || (fraction.is_some() && !ok(fraction)) {
         return None;
     }
-    s.parse::<i64>().ok().map(|n| n as f64)
+    s.parse::<f64>().ok()
 }
 
 fn in_range(x: f64, lo: Bound, hi: Bound) -> bool {
