@@ -264,8 +264,9 @@ fn nested_queries_on_other_fields_are_positioned_errors() {
         let err = search_error("onepiece", SearchRequest::new(q));
         assert!(
             err.starts_with(
-                "a bare value inside `variants.prices:( )` searches the `name` of its elements, \
-                 which none has; name their field, as in `field:value` or `field:(a OR b)`"
+                "a bare value in a nested query on `variants.prices` searches the `name` of its \
+                 elements, which none has; name their field, as in `field:value` or \
+                 `field:(a OR b)`"
             ),
             "{q}: {err}"
         );

@@ -123,7 +123,7 @@ struct PartialField<'a> {
 }
 
 /// The slots one string value adds to a record: its terms and word pairs (a range of
-/// [`ValueCache::slots`]), its number when it is a whole number, and whether it is a long
+/// [`ValueCache::slots`]), its number when it is a decimal number, and whether it is a long
 /// text value.
 #[derive(Debug, Clone, Copy, Default)]
 struct ValueSlots {

@@ -9,7 +9,7 @@
 //!   words of a short value (at most six words: names, attack names) to its records, so a
 //!   two-word phrase in a name is one lookup; phrases in longer values are checked against
 //!   the record itself (see the planner). Phrase matching is exact either way.
-//! - **Numbers**: JSON numbers, and strings that are whole numbers (`hp: "120"`), in sorted
+//! - **Numbers**: JSON numbers, and strings that are decimal numbers (`hp: "120"`), in sorted
 //!   vocabularies for ranges and comparisons.
 //! - **Existence**: the records holding any value at the path (`field:*`, and the
 //!   "missing last" rule of sorting).
@@ -103,7 +103,7 @@ impl Field {
         &self.numbers
     }
 
-    /// Strings that are whole numbers (`"120"`), by value.
+    /// Strings that are decimal numbers (`"120"`, `"9.5"`), by value.
     pub fn numeric_strings(&self) -> &NumVocab {
         &self.numeric_strings
     }
@@ -118,7 +118,7 @@ impl Field {
         !self.exists.is_empty()
     }
 
-    /// Whether some record holds a number here (a JSON number or a whole-number string).
+    /// Whether some record holds a number here (a JSON number or a decimal-number string).
     pub fn has_numbers(&self) -> bool {
         !self.numbers.is_empty() || !self.numeric_strings.is_empty()
     }

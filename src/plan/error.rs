@@ -79,7 +79,7 @@ impl fmt::Display for PlanErrorKind {
             ),
             PlanErrorKind::BareValueInNested { path, field } => write!(
                 f,
-                "a bare value inside `{path}:( )` searches the `{field}` of its elements, which none has; name their field, as in `field:value` or `field:(a OR b)`"
+                "a bare value in a nested query on `{path}` searches the `{field}` of its elements, which none has; name their field, as in `field:value` or `field:(a OR b)`"
             ),
             PlanErrorKind::UnknownField {
                 field,

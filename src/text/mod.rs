@@ -369,16 +369,16 @@ pub fn is_all_cjk(word: &str) -> bool {
 
 /// Parses a string that is a decimal number (`"120"`, `"-5"`, `"+7"`, `"9.5"`), which
 /// ranges and comparisons in `q` compare as a number: an optional sign, at most 18
-/// digits, then maybe a point and at most 18 more. Surrounding spaces, exponents and a
-/// point without digits on both sides (`"1."`, `".5"`) are not decimal numbers.
+/// digits, then maybe a point and more digits. Surrounding spaces, exponents and a point
+/// without digits on both sides (`"1."`, `".5"`) are not decimal numbers.
 pub fn decimal_number(s: &str) -> Option<f64> {
     let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
     let (whole, fraction) = match unsigned.split_once('.') {
         Some((whole, fraction)) => (whole, Some(fraction)),
         None => (unsigned, None),
     };
-    let digits = |d: &str| !d.is_empty() && d.len() <= 18 && d.bytes().all(|b| b.is_ascii_digit());
-    if !digits(whole) || !fraction.is_none_or(digits) {
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    if whole.len() > 18 || !digits(whole) || !fraction.is_none_or(digits) {
         return None;
     }
     s.parse::<f64>().ok()
@@ -643,6 +643,10 @@ mod tests {
         assert_eq!(decimal_number("9.5"), Some(9.5));
         assert_eq!(decimal_number("175.50"), Some(175.5));
         assert_eq!(decimal_number("-0.25"), Some(-0.25));
+        assert_eq!(
+            decimal_number("1.1234567890123456789"),
+            Some(1.123_456_789_012_345_7)
+        );
         for bad in [
             "",
             "-",
@@ -660,7 +664,6 @@ mod tests {
             "inf",
             "NaN",
             "99999999999999999999",
-            "1.1234567890123456789",
         ] {
             assert_eq!(decimal_number(bad), None, "{bad}");
         }

@@ -376,12 +376,11 @@ fn years(lo: Bound, hi: Bound) -> (Bound, Bound) {
 fn decimal_number(s: &str) -> Option<f64> {
     let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
     let mut parts = unsigned.splitn(2, '.');
-    let ok = |d: Option<&str>| {
-        d.is_some_and(|d| !d.is_empty() && d.len() <= 18 && d.chars().all(|c| c.is_ascii_digit()))
-    };
+    let ok =
+        |d: Option<&str>| d.is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
     let whole = parts.next();
     let fraction = parts.next();
-    if !ok(whole) || (fraction.is_some() && !ok(fraction)) {
+    if whole.is_some_and(|w| w.len() > 18) || !ok(whole) || (fraction.is_some() && !ok(fraction)) {
         return None;
     }
     s.parse::<f64>().ok()

@@ -268,8 +268,10 @@ fn spelled(message: &str, of: Of, list: bool) -> String {
         if i > 0 {
             out.push('`');
         }
-        if quoted && (list || out.ends_with("did you mean `")) {
-            // The engine's suggestion, or its list, is in its own spelling: give v2's.
+        if quoted && (list || out.ends_with("did you mean `") || out.ends_with("nested query on `"))
+        {
+            // The engine's suggestion, its list, or the path of a nested query it names,
+            // is in its own spelling: give v2's.
             out.push_str(&v2_field(part, of));
         } else if quoted {
             out.push_str(&v2_name(part, of));
@@ -449,6 +451,14 @@ mod tests {
         assert_eq!(
             order_by("-set.releaseDate, number,set.printedTotal", Of::Cards),
             "-expansion.release_date,number,expansion.printed_total"
+        );
+        // The path of a nested query the engine names is in its own spelling.
+        assert_eq!(
+            v2_spelling(
+                "a bare value in a nested query on `variants.pop_reports.grades` searches the `name` of its elements",
+                Of::Cards
+            ),
+            "a bare value in a nested query on `variants.popReports.grades` searches the `name` of its elements"
         );
         // Messages name fields as the request did.
         assert_eq!(
