@@ -14,9 +14,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// every thread of a load once it is over. With mimalloc's defaults a loaded engine stays
 /// 1.7× as resident as under glibc's allocator for the Pokémon TCG data (what the
 /// parallel load freed is kept), with these and [`give_back`] about 1.0× (SERVER.md,
-/// Operations). A delay of 0 (freed memory given back at once) holds no less, but then the service's workers give back and fault in again the pages of its
-/// requests' buffers all the time: in `cargo bench --bench http` the delay serves about a
-/// tenth more searches a second. Being set here, these options no longer follow the
+/// Operations). A delay of 0 (freed memory given back at once) holds no less, but then
+/// the service's workers give back and fault in again the pages of their requests'
+/// buffers all the time: in `cargo bench --bench http` the delay serves about a tenth
+/// more searches a second. Being set here, these options no longer follow the
 /// `MIMALLOC_EAGER_COMMIT`, `MIMALLOC_ARENA_EAGER_COMMIT` and `MIMALLOC_PURGE_DELAY`
 /// environment variables.
 pub fn configure() {

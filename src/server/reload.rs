@@ -124,7 +124,8 @@ pub(super) async fn watch(
                 seen = None;
                 // As for a folder change: events the outbox refused are tried again at
                 // the next checks.
-                if reload(&service, dispatcher.as_ref(), "SIGHUP", after_load).await != Outcome::Refused {
+                let outcome = reload(&service, dispatcher.as_ref(), "SIGHUP", after_load).await;
+                if outcome != Outcome::Refused {
                     loaded = now;
                 }
             }
@@ -138,8 +139,8 @@ pub(super) async fn watch(
                     // changing at every check for too long.
                     seen = None;
                     unsettled = 0;
-                    let outcome =
-                        reload(&service, dispatcher.as_ref(), "the snapshot folder changed", after_load).await;
+                    let why = "the snapshot folder changed";
+                    let outcome = reload(&service, dispatcher.as_ref(), why, after_load).await;
                     // Events the outbox refused (the state is unreachable): the change is
                     // tried again at the next checks, until the outbox takes them.
                     if outcome != Outcome::Refused {
