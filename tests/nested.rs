@@ -118,8 +118,10 @@ fn half_grades_compare_as_numbers() {
         ),
         ["OP01-120"]
     );
+    let above = ids("onepiece", "variants.pop_reports.grades.grade>8.4");
+    assert!(above.iter().any(|id| id == "OP01-120"), "{above:?}");
     assert_eq!(
-        ids("onepiece", "variants.pop_reports.grades.grade>8.4"),
+        above,
         ids(
             "onepiece",
             "variants.pop_reports.grades.grade:(8.5 OR 9 OR 10)"

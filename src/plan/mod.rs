@@ -727,13 +727,8 @@ impl<'c> Resolver<'c> {
         if self.context.is_some() {
             return None;
         }
-        let fields: Vec<&str> = self
-            .collection
-            .fields()
-            .filter(|f| f.holds_values)
-            .map(|f| f.path)
-            .collect();
-        crate::naming::by_tail(typed, fields).map(str::to_string)
+        let fields = self.collection.fields().filter(|f| f.holds_values);
+        crate::naming::by_tail(typed, fields.map(|f| f.path)).map(str::to_string)
     }
 
     /// The error for a nested query on `typed`, which is not an array of objects here.

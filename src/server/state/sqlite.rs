@@ -882,8 +882,8 @@ impl SqliteState {
 /// The commit runs on the worker that polls the task, as the state's other SQLite calls
 /// do: it is an append to the write-ahead log, with no sync, and takes microseconds.
 /// Handing each group to a thread and back instead costs two context switches (and
-/// serves about a third fewer searches in the http bench). It does not wait for the write lock there:
-/// while another connection holds it (an `accounts` command, the outbox) the group waits
+/// serves about a third fewer searches in the http bench). It does not wait for the
+/// write lock there: while another connection holds it (an `accounts` command, the outbox) the group waits
 /// for it on a blocking thread, up to [`WRITER_BUSY_TIMEOUT`], and the workers go on
 /// serving. Appending
 /// touches the table's last page only, however many teams a group holds; every
