@@ -623,4 +623,11 @@ fn null_variants_printings_and_prices_count_as_absent() {
     // Served as given.
     let a = catalog.card("a", &cardex::ItemRequest::default()).unwrap();
     assert!(a.json().contains(r#""variants":null"#), "{}", a.json());
+    // Every variant has printings (spec 2.2): one without is printed in its card's
+    // expansion, as change detection already counts it.
+    let b = catalog.card("b", &cardex::ItemRequest::default()).unwrap();
+    let b: serde_json::Value = serde_json::from_str(b.json()).unwrap();
+    assert_eq!(b["variants"][0]["printings"], serde_json::json!(["e1"]));
+    assert_eq!(ids("variants.printings:e1"), ["b"]);
+    assert_eq!(ids("variants:(printings:e2 AND prices:(market>=1))"), ["c"]);
 }

@@ -343,6 +343,7 @@ impl Preparer {
                     .field(Known::ExpansionId)
                     .map_or(&b""[..], |m| &record.out[m.value.clone()]);
                 self.printings(record, literal, &mut json)?;
+                self.variant_printings(record, literal, edits);
                 match own {
                     Some(m) if record.out[m.value.clone()] == json[..] => {}
                     Some(m) => edits.push(Edit {
@@ -374,6 +375,35 @@ impl Preparer {
             }
         }
         Ok(())
+    }
+
+    /// A variant without `printings` (absent or null) is printed in the card's own
+    /// expansion (`own_id` is its literal): the edits give it `"printings":[own_id]`, at
+    /// the end of the variant. (Called after [`Self::printings`], which checked the
+    /// variants are objects.)
+    fn variant_printings(&self, record: &Record<'_>, own_id: &[u8], edits: &mut Edits) {
+        for variant in &self.transcoder.layout.variants {
+            let edit = match &variant.printings {
+                Some((_, kind)) if *kind != Kind::Null => continue,
+                Some((null, _)) => Edit {
+                    range: Some(null.clone()),
+                    bytes: [&b"["[..], own_id, b"]"].concat(),
+                },
+                None => {
+                    let close = variant.close;
+                    let comma = if record.out[close - 1] == b'{' {
+                        ""
+                    } else {
+                        ","
+                    };
+                    Edit {
+                        range: Some(close..close),
+                        bytes: [comma.as_bytes(), b"\"printings\":[", own_id, b"]"].concat(),
+                    }
+                }
+            };
+            edits.push(edit);
+        }
     }
 
     /// The card's printings: its `printings` if present, else `[expansion_id]`,
@@ -772,6 +802,37 @@ mod tests {
         assert_eq!(
             e,
             r#"{"id":"s_ja","translation":{"en":{"name":"Starsea"}},"name":"Starsea"}"#
+        );
+    }
+
+    #[test]
+    fn a_variant_without_printings_is_printed_in_the_cards_expansion() {
+        let source = r#"{"id":"a","expansion_id":"OP01","variants":[{"name":"Normal","prices":[{"market":1}]},{},{"printings":null,"pop_reports":[]},{"name":"R","printings":["PRB01"],"prices":[2]}]}"#;
+        let served = r#"{"id":"a","expansion_id":"OP01","variants":[{"name":"Normal","prices":[{"market":1}],"printings":["OP01"]},{"printings":["OP01"]},{"printings":["OP01"],"pop_reports":[]},{"name":"R","printings":["PRB01"],"prices":[2]}],"printings":["OP01","PRB01"]}"#;
+        // Both ways of reading a record write the same text and strips.
+        let (text, strips) = prepare(RecordKind::Card, source).unwrap();
+        assert_eq!(text, served);
+        let mut chunk = ChunkOut::default();
+        let (p, end) = Preparer::default()
+            .prepare_prefix(RecordKind::Card, source, 0, &mut chunk)
+            .unwrap();
+        assert_eq!(end, source.len());
+        assert_eq!(
+            &chunk.text[p.start as usize..(p.start + p.len) as usize],
+            served.as_bytes()
+        );
+        assert_eq!(chunk.strips, strips);
+        let stripped: Vec<&str> = strips
+            .iter()
+            .map(|s| &text[s.start as usize..s.end as usize])
+            .collect();
+        assert_eq!(
+            stripped,
+            [
+                r#","prices":[{"market":1}]"#,
+                r#","pop_reports":[]"#,
+                r#","prices":[2]"#
+            ]
         );
     }
 

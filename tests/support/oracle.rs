@@ -82,11 +82,20 @@ pub fn printings(card: &Json) -> Vec<String> {
     out
 }
 
-/// A card as served: translation applied, printings computed.
+/// A card as served: translation applied, printings computed, and a variant without
+/// printings (absent or null) printed in the card's expansion.
 pub fn served_card(raw: &Json) -> Json {
     let mut card = raw.clone();
     apply_translation(&mut card);
     let p = printings(&card);
+    let own = card["expansion_id"].clone();
+    if let Some(variants) = card.get_mut("variants").and_then(Json::as_array_mut) {
+        for variant in variants.iter_mut().filter_map(Json::as_object_mut) {
+            if variant.get("printings").is_none_or(Json::is_null) {
+                variant.insert("printings".into(), Json::Array(vec![own.clone()]));
+            }
+        }
+    }
     card.as_object_mut().expect("object").insert(
         "printings".into(),
         Json::Array(p.into_iter().map(Json::String).collect()),

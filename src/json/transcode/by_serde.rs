@@ -142,9 +142,13 @@ impl<'de> Visitor<'de> for Seed<'_> {
             match seq.next_element_seed(seed)? {
                 Some(kind) => {
                     if element_place == Place::Variant {
+                        let end = t.out.len();
                         let variant = t.layout.variants.last_mut().expect("pushed above");
                         variant.kind = Some(kind);
                         variant.is_object = kind == Kind::Object;
+                        if variant.is_object {
+                            variant.close = end - 1;
+                        }
                     }
                     first = false;
                 }

@@ -247,9 +247,13 @@ impl<'a> Reader<'a, '_> {
             }
             let kind = self.value(element_place)?;
             if element_place == Place::Variant {
+                let end = self.at();
                 if let Some(variant) = self.layout.variants.last_mut() {
                     variant.kind = Some(kind);
                     variant.is_object = kind == Kind::Object;
+                    if variant.is_object {
+                        variant.close = end - 1;
+                    }
                 }
             }
             if !self.next_or_close(b']')? {

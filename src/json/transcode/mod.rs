@@ -64,6 +64,8 @@ pub(crate) struct Variant {
     pub kind: Option<Kind>,
     /// The value of its `printings` member, with its kind.
     pub printings: Option<(Range<usize>, Kind)>,
+    /// Where its closing brace is, when it is an object (else 0).
+    pub close: usize,
 }
 
 /// Where things are in a transcoded record (offsets into the output buffer).
@@ -346,6 +348,10 @@ mod tests {
         assert!(l.variants[0].is_object && !l.variants[1].is_object && l.variants[2].is_object);
         let (p, kind) = l.variants[0].printings.clone().unwrap();
         assert_eq!((&out[p], kind), ("[\"P\"]", Kind::Array));
+        // Each object's closing brace: what the printings rule appends before.
+        assert!(out[..=l.variants[0].close].ends_with("[\"P\"]}"));
+        assert!(out[..=l.variants[2].close].ends_with("\"name\":\"A\"}"));
+        assert_eq!(l.variants[1].close, 0);
         let strips: Vec<(&str, bool)> = l
             .strips
             .iter()
