@@ -163,6 +163,12 @@ fn generate_card(rng: &mut Rng, i: usize, currencies: &[&str]) -> Json {
             v.insert("name".into(), json!(*rng.pick(VARIANTS)));
             if rng.chance(30) {
                 v.insert("printings".into(), json!(["e3"]));
+            } else if rng.chance(15) {
+                // Served as the card's own expansion, as an absent one is.
+                v.insert(
+                    "printings".into(),
+                    rng.pick(&[json!([]), Json::Null]).clone(),
+                );
             }
             if rng.chance(70) {
                 let prices: Vec<Json> = (0..1 + rng.below(5))
@@ -333,6 +339,7 @@ fn term() -> impl Strategy<Value = String> {
             "types",
             "variants.name",
             "printings",
+            "variants.printings",
             "expansion_id",
             "language_code",
             "number",

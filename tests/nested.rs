@@ -194,6 +194,71 @@ fn grouped_values_keep_their_meaning() {
 }
 
 #[test]
+fn a_field_of_objects_exists_when_any_field_under_it_has_a_value() {
+    // Cards with at least one price record, checked against data/: every card but the
+    // four whose variants have none.
+    let priced = [
+        "OP01-001", "OP01-013", "OP01-016", "OP01-047", "OP01-061", "OP01-120", "OP02-001",
+        "OP02-013", "OP02-048", "OP02-120",
+    ];
+    assert_eq!(ids("onepiece", "variants.prices:*"), priced);
+    assert_eq!(ids("onepiece", "variants:(prices:*)"), priced);
+    assert_eq!(
+        ids("onepiece", "-variants.prices:*"),
+        ["OP01-025", "OP01-088", "OP02-025", "OP02-085"]
+    );
+    // Bound to one variant: the Alt Arts that have a pop report.
+    assert_eq!(
+        ids("onepiece", "variants:(name:\"Alt Art\" AND pop_reports:*)"),
+        ["OP01-001", "OP01-047"]
+    );
+    assert_eq!(
+        ids("onepiece", "variants.pop_reports:*"),
+        ["OP01-001", "OP01-013", "OP01-047", "OP01-120"]
+    );
+    // An object that is not in an array (24 of the 34 cards have legalities), and one
+    // looked through to the arrays under it.
+    assert_eq!(ids("pokemon", "legalities:*").len(), 24);
+    assert_eq!(
+        ids("pokemon", "legalities:*"),
+        ids(
+            "pokemon",
+            "legalities.standard:* OR legalities.expanded:* OR legalities.unlimited:*"
+        )
+    );
+    assert_eq!(ids("onepiece", "variants:*").len(), 14);
+    // A grouped value on an array of objects is the nested query of its bare values, which
+    // search the elements' `name`.
+    assert_eq!(
+        ids(
+            "onepiece",
+            "variants:(\"Manga Alt Art\" OR \"Special Alt Art\")"
+        ),
+        ["OP01-013", "OP01-120"]
+    );
+    assert_eq!(
+        ids("onepiece", "variants:(\"Alt Art\")"),
+        ids("onepiece", "variants:(name:\"Alt Art\")")
+    );
+    for q in ["variants.prices:(NM)", "variants:(prices:(NM OR LP))"] {
+        let err = search_error("onepiece", SearchRequest::new(q));
+        assert!(
+            err.starts_with(
+                "a bare value in a nested query on `variants.prices` searches the `name` of its \
+                 elements, which none has"
+            ),
+            "{err}"
+        );
+    }
+    // Any other value on a field of objects is still the error that lists its fields.
+    let err = search_error("onepiece", SearchRequest::new("variants.prices:NM"));
+    assert!(
+        err.starts_with("field `variants.prices` holds objects"),
+        "{err}"
+    );
+}
+
+#[test]
 fn nested_queries_on_other_fields_are_positioned_errors() {
     let err = search_error("onepiece", SearchRequest::new("rarity_code:(name:x)"));
     assert!(

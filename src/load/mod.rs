@@ -411,7 +411,7 @@ fn read_in_one_pass(text: &str, kind: RecordKind) -> Option<FileOutput> {
     i = skip(i + 1);
     let mut preparer = Preparer::default();
     let mut out = ChunkOut {
-        // Room for the source text, plus the `printings` member most cards gain.
+        // Room for the source text, plus the `printings` members cards and variants gain.
         text: Vec::with_capacity(text.len() + text.len() / 8),
         ..ChunkOut::default()
     };
@@ -523,8 +523,8 @@ fn read_in_chunks(path: &Path, text: &str, kind: RecordKind) -> Result<FileOutpu
     let done = par::map(chunks, |(base, chunk)| {
         let mut preparer = Preparer::default();
         let mut out = ChunkOut {
-            // Room for the source text, plus the `printings` member most cards gain.
-            text: Vec::with_capacity(chunk.iter().map(|r| r.len() + 48).sum()),
+            // Room for the source text, plus the `printings` members cards and variants gain.
+            text: Vec::with_capacity(chunk.iter().map(|r| r.len() + r.len() / 8 + 48).sum()),
             ..ChunkOut::default()
         };
         let records = chunk

@@ -198,7 +198,8 @@ impl Preparer {
         dest: &mut ChunkOut,
     ) -> Option<(Prepared, usize)> {
         // Transcoded straight into the chunk: a record whose only edits add members (most
-        // cards gain `printings`) is finished where it stands, never copied.
+        // cards gain `printings`) is finished where it stands, never copied; one with a
+        // variant that gains `printings` is copied once.
         let start = dest.text.len();
         let end = self.transcoder.record_prefix_into(text, &mut dest.text)?;
         let (mut prepared, edits) = self
@@ -377,16 +378,20 @@ impl Preparer {
         Ok(())
     }
 
-    /// A variant without `printings` (absent or null) is printed in the card's own
+    /// A variant without `printings` (absent, null or empty) is printed in the card's own
     /// expansion (`own_id` is its literal): the edits give it `"printings":[own_id]`, at
     /// the end of the variant. (Called after [`Self::printings`], which checked the
     /// variants are objects.)
     fn variant_printings(&self, record: &Record<'_>, own_id: &[u8], edits: &mut Edits) {
         for variant in &self.transcoder.layout.variants {
             let edit = match &variant.printings {
-                Some((_, kind)) if *kind != Kind::Null => continue,
-                Some((null, _)) => Edit {
-                    range: Some(null.clone()),
+                Some((range, kind))
+                    if *kind != Kind::Null && record.out[range.clone()] != *b"[]" =>
+                {
+                    continue
+                }
+                Some((none, _)) => Edit {
+                    range: Some(none.clone()),
                     bytes: [&b"["[..], own_id, b"]"].concat(),
                 },
                 None => {
@@ -807,8 +812,8 @@ mod tests {
 
     #[test]
     fn a_variant_without_printings_is_printed_in_the_cards_expansion() {
-        let source = r#"{"id":"a","expansion_id":"OP01","variants":[{"name":"Normal","prices":[{"market":1}]},{},{"printings":null,"pop_reports":[]},{"name":"R","printings":["PRB01"],"prices":[2]}]}"#;
-        let served = r#"{"id":"a","expansion_id":"OP01","variants":[{"name":"Normal","prices":[{"market":1}],"printings":["OP01"]},{"printings":["OP01"]},{"printings":["OP01"],"pop_reports":[]},{"name":"R","printings":["PRB01"],"prices":[2]}],"printings":["OP01","PRB01"]}"#;
+        let source = r#"{"id":"a","expansion_id":"OP01","variants":[{"name":"Normal","prices":[{"market":1}]},{},{"printings":null,"pop_reports":[]},{"name":"R","printings":["PRB01"],"prices":[2]},{"printings":[]}]}"#;
+        let served = r#"{"id":"a","expansion_id":"OP01","variants":[{"name":"Normal","prices":[{"market":1}],"printings":["OP01"]},{"printings":["OP01"]},{"printings":["OP01"],"pop_reports":[]},{"name":"R","printings":["PRB01"],"prices":[2]},{"printings":["OP01"]}],"printings":["OP01","PRB01"]}"#;
         // Both ways of reading a record write the same text and strips.
         let (text, strips) = prepare(RecordKind::Card, source).unwrap();
         assert_eq!(text, served);

@@ -384,6 +384,15 @@ impl<'c> Resolver<'c> {
         if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
             return self.nested(&field.value, field.span, inner, term.span);
         }
+        if let (Test::Group(alternatives), Some(field)) = (&term.test, &term.field) {
+            if self.nested_space(&field.value).is_some() {
+                // `variants:("Alt Art" OR Normal)`: on an array of objects the group's
+                // values are a nested query's bare values, which search the elements'
+                // `name`, as a bare value does everywhere.
+                let inner = bare_values(alternatives, term.mode);
+                return self.nested(&field.value, field.span, &inner, term.span);
+            }
+        }
         if let (Some(context), Some(field)) = (self.context, &term.field) {
             // `prices.market>20` inside `variants:( )`: a field of the elements of an
             // array of objects inside these elements, which are indexed on their own;
@@ -411,7 +420,10 @@ impl<'c> Resolver<'c> {
             Ok(id) => id,
             Err(e) => match self.joined(term, typed)? {
                 Some(node) => return Ok(node),
-                None => return Err(self.field_error(e, typed, span, bare)),
+                None => match self.fields_under(&e, term, typed) {
+                    Some(children) => return self.any_field_exists(term, span, children),
+                    None => return Err(self.field_error(e, typed, span, bare)),
+                },
             },
         };
         let field = self.index.field(id);
@@ -437,6 +449,49 @@ impl<'c> Resolver<'c> {
                 Ok(Node::Or(any))
             }
         }
+    }
+
+    /// For `field:*` on a field of objects (`variants.prices:*`, `legalities:*`,
+    /// `variants:(prices:*)`), which the schema refused with `e`: the fields directly
+    /// under it, as this resolver names them. `None` for any other term.
+    fn fields_under(
+        &self,
+        e: &crate::schema::FieldError,
+        term: &Term<'_>,
+        typed: &str,
+    ) -> Option<Vec<String>> {
+        if term.field.is_none()
+            || !matches!(&term.test, Test::Value(Value::Word(w)) if w.value == "*")
+        {
+            return None;
+        }
+        match &e.kind {
+            FieldErrorKind::Object { children } => Some(children.clone()),
+            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => self.inner_array_fields(typed),
+        }
+    }
+
+    /// `field:*` on a field of objects: the records where any field under it has a value
+    /// (a card with at least one price, for `variants.prices:*`), as Elasticsearch's
+    /// `exists` reads an object field. Each of `children` is tested with `*` in turn, so
+    /// fields of objects under it are looked through too.
+    fn any_field_exists(
+        &self,
+        term: &Term<'_>,
+        span: Span,
+        children: Vec<String>,
+    ) -> Result<Node<'c>, PlanError> {
+        let mut any = Vec::with_capacity(children.len());
+        for child in children {
+            let exists = Term {
+                field: Some(Spanned::new(Cow::Owned(child), span)),
+                mode: term.mode,
+                test: term.test.clone(),
+                span: term.span,
+            };
+            any.push(self.term(&exists)?);
+        }
+        Ok(Node::Or(any))
     }
 
     /// `*:*`, Lucene's every record: every record of the search (its scope and filter).
@@ -601,6 +656,18 @@ impl<'c> Resolver<'c> {
 
     /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
     /// (relative to the context), and the maps that lift its matches to this context.
+    /// The array of objects `typed` names where this resolver is (relative to the
+    /// elements inside a nested query), as written or in snake_case.
+    fn nested_space(&self, typed: &str) -> Option<usize> {
+        let prefix = match self.context {
+            Some(c) => format!("{}.", self.records.nested()[c].path),
+            None => String::new(),
+        };
+        [typed.to_string(), crate::naming::snake_case(typed)]
+            .into_iter()
+            .find_map(|name| self.records.nested_path(&format!("{prefix}{name}")))
+    }
+
     fn nested(
         &self,
         typed: &str,
@@ -609,14 +676,11 @@ impl<'c> Resolver<'c> {
         whole: Span,
     ) -> Result<Node<'c>, PlanError> {
         let nested = self.records.nested();
-        let prefix = match self.context {
-            Some(c) => format!("{}.", nested[c].path),
-            None => String::new(),
-        };
-        let found = [typed.to_string(), crate::naming::snake_case(typed)]
-            .into_iter()
-            .find_map(|name| self.records.nested_path(&format!("{prefix}{name}")));
-        let Some(space) = found else {
+        let Some(space) = self.nested_space(typed) else {
+            let prefix = match self.context {
+                Some(c) => format!("{}.", nested[c].path),
+                None => String::new(),
+            };
             return Err(self.not_nested(typed, span, &prefix));
         };
         let mut lift: SmallVec<[&'c [u32]; 2]> = SmallVec::new();
@@ -1045,6 +1109,25 @@ fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
             suggestion: suggestion.map(on),
         },
     }
+}
+
+/// A group of values (an OR of AND-lists) as a query of bare values, each compared by
+/// `mode`.
+fn bare_values<'q>(alternatives: &[Vec<Value<'q>>], mode: Mode) -> Expr<'q> {
+    let term = |value: &Value<'q>| {
+        Expr::Term(Term {
+            field: None,
+            mode,
+            test: Test::Value(value.clone()),
+            span: value.span(),
+        })
+    };
+    Expr::Or(
+        alternatives
+            .iter()
+            .map(|all| Expr::And(all.iter().map(term).collect()))
+            .collect(),
+    )
 }
 
 /// A leaf: the union of `lists` (nothing when there are none).

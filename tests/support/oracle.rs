@@ -83,7 +83,7 @@ pub fn printings(card: &Json) -> Vec<String> {
 }
 
 /// A card as served: translation applied, printings computed, and a variant without
-/// printings (absent or null) printed in the card's expansion.
+/// printings (absent, null or empty) printed in the card's expansion.
 pub fn served_card(raw: &Json) -> Json {
     let mut card = raw.clone();
     apply_translation(&mut card);
@@ -91,7 +91,12 @@ pub fn served_card(raw: &Json) -> Json {
     let own = card["expansion_id"].clone();
     if let Some(variants) = card.get_mut("variants").and_then(Json::as_array_mut) {
         for variant in variants.iter_mut().filter_map(Json::as_object_mut) {
-            if variant.get("printings").is_none_or(Json::is_null) {
+            let none = match variant.get("printings") {
+                None | Some(Json::Null) => true,
+                Some(Json::Array(list)) => list.is_empty(),
+                Some(_) => false,
+            };
+            if none {
                 variant.insert("printings".into(), Json::Array(vec![own.clone()]));
             }
         }

@@ -1,6 +1,7 @@
 //! One record, from its source text to compact JSON in a single pass, with no tree in
 //! between, noting where the parts the load rules need are (top-level members,
-//! `translation.en` members, and each variant's `printings`, `prices` and `pop_reports`).
+//! `translation.en` members, and each variant's `printings`, `prices`, `pop_reports` and
+//! closing brace).
 //!
 //! Output is written the way serde_json writes compact JSON: strings with `"`, `\` and
 //! control characters escaped, everything else as UTF-8, numbers as serde_json formats
