@@ -748,7 +748,7 @@ fn check_price_sort(seed: u64, q: &str, descending: bool) -> Result<(), TestCase
             Err(e) => {
                 let refused = several_currencies && !fixed;
                 prop_assert!(
-                    refused && e.to_string().contains("holds prices in JPY, USD"),
+                    refused && e.to_string().contains("are in JPY, USD"),
                     "{q} {order_by}: {e}"
                 );
                 return Ok(());

@@ -250,12 +250,59 @@ fn a_field_of_objects_exists_when_any_field_under_it_has_a_value() {
             "{err}"
         );
     }
+    // `field:(*)` is `field:*`, on objects as on values.
+    assert_eq!(ids("onepiece", "variants.prices:(*)"), priced);
+    assert_eq!(ids("pokemon", "legalities:(*)").len(), 24);
+    // A grouped value binds a sort as the nested query it is: only the matched attacks'
+    // costs count (emc-50's other attack costs more).
+    assert_eq!(
+        sorted(
+            "pokemon",
+            "attacks:(\"Vine Flick\" OR \"Static Pulse\" OR \"Bloom Lash\")",
+            "-attacks.converted_energy_cost"
+        ),
+        sorted(
+            "pokemon",
+            "attacks:(name:\"Vine Flick\" OR name:\"Static Pulse\" OR name:\"Bloom Lash\")",
+            "-attacks.converted_energy_cost"
+        ),
+    );
     // Any other value on a field of objects is still the error that lists its fields.
     let err = search_error("onepiece", SearchRequest::new("variants.prices:NM"));
     assert!(
         err.starts_with("field `variants.prices` holds objects"),
         "{err}"
     );
+}
+
+#[test]
+fn objects_next_to_values_and_joined_objects() {
+    let dir = TempDir::new("nested-objects-and-values");
+    dir.write(
+        "g/expansions/e.json",
+        r#"[{"id":"e1","legalities":{"standard":"Legal"}},{"id":"e2"}]"#,
+    );
+    dir.write(
+        "g/cards/c.json",
+        r#"[{"id":"c1","expansion_id":"e2","expansion":{"legalities":{"standard":"Banned"}},"tags":["foo"],"meta":{"a":null}},
+            {"id":"c2","expansion_id":"e1","tags":[{"name":"foo"}],"meta":{"a":null}}]"#,
+    );
+    let engine = cardex::Engine::open(dir.path()).unwrap();
+    let catalog = engine.catalog("g").unwrap();
+    let ids = |q: &str| page_ids(catalog, &catalog.search(&SearchRequest::new(q)).unwrap());
+    // The cards' own `expansion` object comes before the joined expansion's fields, as
+    // its fields do.
+    assert_eq!(ids("expansion.legalities:*"), ["c1"]);
+    assert_eq!(ids("expansion.legalities.standard:*"), ["c1"]);
+    // A path that holds values as well as objects keeps `field:(a)` = `field:a`.
+    assert_eq!(ids("tags:(foo)"), ids("tags:foo"));
+    assert_eq!(ids("tags:(foo)"), ["c1"]);
+    // An object whose fields hold only nulls is no field: `*` on it is the error.
+    let err = catalog
+        .search(&SearchRequest::new("meta:*"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("field `meta` holds objects"), "{err}");
 }
 
 #[test]
@@ -502,7 +549,7 @@ fn a_price_sort_binds_through_the_variant() {
         )
         .unwrap_err()
         .to_string();
-    assert!(error.contains("holds prices in EUR, USD"), "{error}");
+    assert!(error.contains("are in EUR, USD"), "{error}");
     // A condition on the variants alone binds no price (the contract): with the USD prices
     // fixed beside it, `a`'s normal variant (700) still counts; inside it, it does not.
     assert_eq!(
@@ -537,8 +584,7 @@ fn a_price_sort_never_mixes_currencies() {
         SearchRequest::new("").order_by("-variants.prices.market"),
     );
     assert!(
-        err.contains("holds prices in JPY, USD")
-            && err.contains("q=variants.prices:(currency:JPY AND ...)"),
+        err.contains("are in JPY, USD") && err.contains("q=variants.prices:(currency:JPY AND ...)"),
         "{err}"
     );
     // A nested condition on the prices that fixes no currency (or two) is told so.
@@ -551,7 +597,7 @@ fn a_price_sort_never_mixes_currencies() {
             SearchRequest::new(q).order_by("variants.prices.market"),
         );
         assert!(
-            err.contains("holds prices in JPY, USD")
+            err.contains("are in JPY, USD")
                 && err.contains(
                     "the query's nested condition on `variants.prices` fixes none: give it one \
                      `currency:JPY` of its own"
@@ -564,7 +610,7 @@ fn a_price_sort_never_mixes_currencies() {
         "pokemon",
         SearchRequest::new("variants.prices.currency:JPY").order_by("variants.prices.market"),
     );
-    assert!(err.contains("holds prices in JPY, USD"), "{err}");
+    assert!(err.contains("are in JPY, USD"), "{err}");
     assert_eq!(
         sorted(
             "pokemon",
@@ -604,7 +650,7 @@ fn a_price_sort_never_mixes_currencies() {
         SearchRequest::new("NOT (NOT (NOT variants.prices:(currency:JPY)))")
             .order_by("variants.prices.market"),
     );
-    assert!(err.contains("holds prices in JPY, USD"), "{err}");
+    assert!(err.contains("are in JPY, USD"), "{err}");
     // Fields that are not amounts sort across currencies (a grade is a grade).
     assert_eq!(
         sorted(

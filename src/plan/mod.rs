@@ -384,14 +384,8 @@ impl<'c> Resolver<'c> {
         if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
             return self.nested(&field.value, field.span, inner, term.span);
         }
-        if let (Test::Group(alternatives), Some(field)) = (&term.test, &term.field) {
-            if self.nested_space(&field.value).is_some() {
-                // `variants:("Alt Art" OR Normal)`: on an array of objects the group's
-                // values are a nested query's bare values, which search the elements'
-                // `name`, as a bare value does everywhere.
-                let inner = bare_values(alternatives, term.mode);
-                return self.nested(&field.value, field.span, &inner, term.span);
-            }
+        if let (Some(inner), Some(field)) = (self.group_on_elements(term), &term.field) {
+            return self.nested(&field.value, field.span, &inner, term.span);
         }
         if let (Some(context), Some(field)) = (self.context, &term.field) {
             // `prices.market>20` inside `variants:( )`: a field of the elements of an
@@ -418,10 +412,11 @@ impl<'c> Resolver<'c> {
         };
         let id = match Schema::new(self.index).value_field(typed) {
             Ok(id) => id,
-            Err(e) => match self.joined(term, typed)? {
-                Some(node) => return Ok(node),
-                None => match self.fields_under(&e, term, typed) {
-                    Some(children) => return self.any_field_exists(term, span, children),
+            // The cards' own fields first, then an `expansion.` field they lack.
+            Err(e) => match self.fields_under(&e, term, typed) {
+                Some(children) => return self.any_field_exists(term, span, children),
+                None => match self.joined(term, typed)? {
+                    Some(node) => return Ok(node),
                     None => return Err(self.field_error(e, typed, span, bare)),
                 },
             },
@@ -460,15 +455,15 @@ impl<'c> Resolver<'c> {
         term: &Term<'_>,
         typed: &str,
     ) -> Option<Vec<String>> {
-        if term.field.is_none()
-            || !matches!(&term.test, Test::Value(Value::Word(w)) if w.value == "*")
-        {
+        if term.field.is_none() || !is_exists(&term.test) {
             return None;
         }
-        match &e.kind {
+        let children = match &e.kind {
             FieldErrorKind::Object { children } => Some(children.clone()),
             FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => self.inner_array_fields(typed),
-        }
+        };
+        // An object whose fields hold only nulls is no field: the error says so.
+        children.filter(|c| !c.is_empty())
     }
 
     /// `field:*` on a field of objects: the records where any field under it has a value
@@ -563,30 +558,21 @@ impl<'c> Resolver<'c> {
         span: Span,
         bare: bool,
     ) -> PlanError {
-        let kind = match e.kind {
-            FieldErrorKind::Object { children } => PlanErrorKind::ObjectField {
+        let children = match e.kind {
+            FieldErrorKind::Object { children } => Some(children),
+            // Inside a nested query: an array of objects of the elements.
+            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => self.inner_array_fields(typed),
+        };
+        let kind = match (children, bare, self.context) {
+            (Some(children), _, _) => PlanErrorKind::ObjectField {
                 field: typed.to_string(),
                 children,
             },
-            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel
-                if self.inner_array_fields(typed).is_some() =>
-            {
-                PlanErrorKind::ObjectField {
-                    field: typed.to_string(),
-                    children: self.inner_array_fields(typed).unwrap_or_default(),
-                }
-            }
-            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel
-                if bare && self.context.is_some() =>
-            {
-                PlanErrorKind::BareValueInNested {
-                    path: self.context.map_or_else(String::new, |space| {
-                        self.records.nested()[space].path.to_string()
-                    }),
-                    field: typed.to_string(),
-                }
-            }
-            FieldErrorKind::Unknown | FieldErrorKind::NotTopLevel => PlanErrorKind::UnknownField {
+            (None, true, Some(space)) => PlanErrorKind::BareValueInNested {
+                path: self.records.nested()[space].path.to_string(),
+                field: typed.to_string(),
+            },
+            (None, _, _) => PlanErrorKind::UnknownField {
                 field: typed.to_string(),
                 // A bare value searches `name`: suggesting a field for it would mislead.
                 suggestion: if bare {
@@ -625,12 +611,19 @@ impl<'c> Resolver<'c> {
         out: &mut Vec<BoundNested<'c>>,
     ) -> Result<(), PlanError> {
         let mut nested = Vec::new();
-        top_level(expr, &mut |term| {
-            if let (Test::Nested(inner), Some(field)) = (&term.test, &term.field) {
-                nested.push((field, &**inner, term.span));
+        top_level(expr, &mut |term| match (&term.test, &term.field) {
+            (Test::Nested(inner), Some(field)) => {
+                nested.push((field, Cow::Borrowed(&**inner), term.span));
             }
+            (_, Some(field)) => {
+                if let Some(inner) = self.group_on_elements(term) {
+                    nested.push((field, Cow::Owned(inner), term.span));
+                }
+            }
+            _ => {}
         });
         for (field, inner, span) in nested {
+            let inner = &*inner;
             let Node::Nested {
                 space, plan, lift, ..
             } = self.nested(&field.value, field.span, inner, span)?
@@ -654,8 +647,23 @@ impl<'c> Resolver<'c> {
         Ok(())
     }
 
-    /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
-    /// (relative to the context), and the maps that lift its matches to this context.
+    /// A grouped value on an array of objects that holds no values of its own
+    /// (`variants:("Alt Art" OR Normal)`): the nested query of its bare values, which search
+    /// the elements' `name`, as a bare value does everywhere. `None` for any other term,
+    /// and for `field:(*)`, which is `field:*`.
+    fn group_on_elements<'q>(&self, term: &Term<'q>) -> Option<Expr<'q>> {
+        let (Test::Group(alternatives), Some(field)) = (&term.test, &term.field) else {
+            return None;
+        };
+        if is_exists(&term.test)
+            || self.nested_space(&field.value).is_none()
+            || Schema::new(self.index).value_field(&field.value).is_ok()
+        {
+            return None;
+        }
+        Some(bare_values(alternatives, term.mode))
+    }
+
     /// The array of objects `typed` names where this resolver is (relative to the
     /// elements inside a nested query), as written or in snake_case.
     fn nested_space(&self, typed: &str) -> Option<usize> {
@@ -668,6 +676,8 @@ impl<'c> Resolver<'c> {
             .find_map(|name| self.records.nested_path(&format!("{prefix}{name}")))
     }
 
+    /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
+    /// (relative to the context), and the maps that lift its matches to this context.
     fn nested(
         &self,
         typed: &str,
@@ -1108,6 +1118,18 @@ fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
             arrays: arrays.into_vec().into_iter().map(on).collect(),
             suggestion: suggestion.map(on),
         },
+    }
+}
+
+/// `field:*`, or `field:(*)`: the field has a value.
+fn is_exists(test: &Test<'_>) -> bool {
+    let star = |v: &Value<'_>| matches!(v, Value::Word(w) if w.value == "*");
+    match test {
+        Test::Value(v) => star(v),
+        Test::Group(alternatives) => {
+            matches!(alternatives.as_slice(), [all] if matches!(all.as_slice(), [v] if star(v)))
+        }
+        _ => false,
     }
 }
 

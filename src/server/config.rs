@@ -62,8 +62,8 @@ pub struct ServeConfig {
     /// The web pages' origins whose scripts may call the service from a browser (CORS).
     pub cors_origins: CorsOrigins,
     /// Called on the loading thread after each load of the snapshot and the work that
-    /// follows it (at start, before listening, and after each reload, whether or not it
-    /// succeeded), when the load's threads are idle: the `cardex` command gives back to
+    /// follows it (at start, before listening, and after each reload, whether it
+    /// succeeded, failed or panicked), when the load's threads are idle: the `cardex` command gives back to
     /// the system there what its allocator holds freed.
     pub after_load: Option<fn()>,
 }

@@ -167,6 +167,16 @@ enum Outcome {
     Refused,
 }
 
+/// Calls [`ServeConfig::after_load`](super::ServeConfig::after_load)'s function when
+/// dropped.
+struct AfterLoad(fn());
+
+impl Drop for AfterLoad {
+    fn drop(&mut self) {
+        (self.0)();
+    }
+}
+
 /// One reload, off the workers: load and compare; with webhooks, the events go into the
 /// outbox with the new marks, in one transaction, before the new snapshot is swapped in.
 /// If the outbox refuses them, nothing is swapped: the next reload finds the same changes.
@@ -181,6 +191,9 @@ async fn reload(
     let (s, d) = (service.clone(), dispatcher.cloned());
     let runtime = tokio::runtime::Handle::current();
     let result = tokio::task::spawn_blocking(move || {
+        // Runs when the closure ends, however it ends: a load that panicked freed its
+        // memory too.
+        let _after_load = after_load.map(AfterLoad);
         let mut events = Vec::new();
         let reloaded = s.engine().reload_with(|report| {
             events = report.events(new_event_id);
@@ -195,9 +208,6 @@ async fn reload(
         if reloaded.is_ok() {
             // The /v2 records of the new snapshot, before a request has to wait for them.
             s.render_v2_view(&s.engine().current());
-        }
-        if let Some(after_load) = after_load {
-            after_load();
         }
         Ok::<_, ReloadError<StateError>>((reloaded?, events.len()))
     })
@@ -298,6 +308,22 @@ pub(super) async fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn after_load_runs_when_the_load_panics() {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        fn count() {
+            CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        let finished = std::panic::catch_unwind(|| {
+            let _after_load = AfterLoad(count);
+            panic!("a load that panics");
+        });
+        assert!(finished.is_err());
+        assert_eq!(CALLS.load(std::sync::atomic::Ordering::SeqCst), 1);
+        drop(AfterLoad(count));
+        assert_eq!(CALLS.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
 
     /// What the loader refuses is stamped too, so that mending it is a change the watcher
     /// sees: a broken link, and a folder where a records file would be.
