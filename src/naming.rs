@@ -125,6 +125,20 @@ pub fn camel_case(key: &str) -> String {
     out
 }
 
+/// Whether `typed` names the dotted path `path`, segment by segment, in a spelling a query
+/// may use: as the records spell it, its camelCase alias (read back to snake_case), or the
+/// camelCase that `casing=camel` writes, which drops the `_` before a digit (`days7` for
+/// `days_7`: a digit has no capital, so [`snake_case`] cannot restore it).
+pub(crate) fn names_path(path: &str, typed: &str) -> bool {
+    let mut written = typed.split('.');
+    let same = path.split('.').all(|segment| {
+        written
+            .next()
+            .is_some_and(|t| t == segment || snake_case(t) == segment || camel_case(segment) == t)
+    });
+    same && written.next().is_none()
+}
+
 /// The candidate closest to `typed` (read as snake_case; the candidates are compared as
 /// given) by edit distance, if it is close enough to be a likely misspelling: at most a
 /// third of the length, and at least one edit allowed, but fewer edits than either name has
@@ -278,6 +292,19 @@ mod tests {
         assert_eq!(camel_case("_private"), "_private");
         assert_eq!(camel_case("trailing_"), "trailing_");
         assert_eq!(camel_case("days_7"), "days7");
+        // What casing=camel writes names the path again.
+        assert!(names_path(
+            "trends.days_7.price_change",
+            "trends.days7.priceChange"
+        ));
+        assert!(names_path(
+            "trends.days_7.price_change",
+            "trends.days_7.priceChange"
+        ));
+        assert!(names_path("extra_field_2", "extraField2"));
+        assert!(!names_path("trends.days_7", "trends.days8"));
+        assert!(!names_path("trends.days_7", "trends"));
+        assert!(!names_path("trends", "trends.days7"));
     }
 
     #[test]

@@ -118,6 +118,11 @@ impl<'a> Schema<'a> {
         [typed.to_string(), snake_case(typed)]
             .into_iter()
             .find(|n| top_level().any(|p| p == n))
+            .or_else(|| {
+                top_level()
+                    .find(|p| crate::naming::names_path(p, typed))
+                    .map(str::to_string)
+            })
             .ok_or_else(|| FieldError {
                 kind: FieldErrorKind::Unknown,
                 suggestion: suggest(typed, top_level()).map(str::to_string),
@@ -136,12 +141,20 @@ impl<'a> Schema<'a> {
 
     /// The field at `typed` as written, else at its snake_case spelling.
     fn find(&self, typed: &str) -> Option<FieldId> {
-        self.index.lookup(typed).or_else(|| {
-            let snake = snake_case(typed);
-            (snake != typed)
-                .then(|| self.index.lookup(&snake))
-                .flatten()
-        })
+        self.index
+            .lookup(typed)
+            .or_else(|| {
+                let snake = snake_case(typed);
+                (snake != typed)
+                    .then(|| self.index.lookup(&snake))
+                    .flatten()
+            })
+            .or_else(|| {
+                self.index
+                    .fields()
+                    .find(|(_, f)| crate::naming::names_path(f.path(), typed))
+                    .map(|(id, _)| id)
+            })
     }
 
     /// The path holding values closest to a misspelt one. A path under `set.` (the Pokémon

@@ -348,6 +348,31 @@ fn dotted_paths_and_camel_case_aliases() {
 }
 
 #[test]
+fn the_names_casing_camel_writes_are_accepted_back() {
+    // `casing=camel` writes `days_7` as `days7` (a digit has no capital): that spelling
+    // names the field in `q`, nested queries, `order_by` and `select` too.
+    let snake = ids("pokemon", "variants.prices.trends.days_7.price_change:*");
+    assert_eq!(snake.len(), 16);
+    for q in [
+        "variants.prices.trends.days7.priceChange:*",
+        "variants.prices:(trends.days7.priceChange:*)",
+        "variants:(prices.trends.days7:*)",
+    ] {
+        assert_eq!(ids("pokemon", q), snake, "{q}");
+    }
+    let sorted = |key: &str| {
+        ids_with(
+            "pokemon",
+            SearchRequest::new("variants.prices:(currency:USD)").order_by(key),
+        )
+    };
+    assert_eq!(
+        sorted("-variants.prices.trends.days7.percentChange"),
+        sorted("-variants.prices.trends.days_7.percent_change")
+    );
+}
+
+#[test]
 fn every_field_that_occurs_is_searchable() {
     let catalog = support::catalog("pokemon");
     for field in catalog.cards().fields() {

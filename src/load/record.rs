@@ -315,6 +315,10 @@ impl Preparer {
                 // The printings rule below writes the card's printings, English ones included.
                 continue;
             }
+            if kind == RecordKind::Card && key == b"variants" {
+                // A card's variants are its own versions and prices, not the English card's.
+                continue;
+            }
             let bytes = record.out[en.value.clone()].to_vec();
             match record.member(key) {
                 None => edits.push(Edit {
@@ -790,6 +794,17 @@ mod tests {
             c,
             r#"{"id":"a","expansion_id":"OP011","printings":["OP011","\"q\"","é"],"variants":[{"printings":["\"q\"","é"]},{"printings":["é"]}]}"#
         );
+    }
+
+    #[test]
+    fn a_card_takes_no_variants_from_its_translation() {
+        let c = card(r#"{"id":"a-1","expansion_id":"a","translation":{"en":{"variants":[{"name":"holo","prices":[1],"printings":["r"]}]}}}"#).unwrap();
+        assert_eq!(
+            c,
+            r#"{"id":"a-1","expansion_id":"a","translation":{"en":{"variants":[{"name":"holo","prices":[1],"printings":["r"]}]}},"printings":["a"]}"#
+        );
+        let c = card(r#"{"id":"a-1","expansion_id":"a","variants":null,"translation":{"en":{"variants":[{"name":"holo"}]}}}"#).unwrap();
+        assert!(c.contains(r#""variants":null"#), "{c}");
     }
 
     #[test]

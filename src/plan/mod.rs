@@ -671,9 +671,7 @@ impl<'c> Resolver<'c> {
             Some(c) => format!("{}.", self.records.nested()[c].path),
             None => String::new(),
         };
-        [typed.to_string(), crate::naming::snake_case(typed)]
-            .into_iter()
-            .find_map(|name| self.records.nested_path(&format!("{prefix}{name}")))
+        self.records.nested_path_named(&prefix, typed)
     }
 
     /// `typed:( inner )`: `inner` planned on the elements of the array of objects `typed`
@@ -736,9 +734,8 @@ impl<'c> Resolver<'c> {
         let prefix = &nested[context].path;
         typed.match_indices('.').find_map(|(dot, _)| {
             let head = &typed[..dot];
-            [head.to_string(), crate::naming::snake_case(head)]
-                .into_iter()
-                .find_map(|name| self.records.nested_path(&format!("{prefix}.{name}")))
+            self.records
+                .nested_path_named(&format!("{prefix}."), head)
                 .filter(|&space| nested[space].parent == Some(context) && !nested[space].mixed)
                 .map(|_| head)
         })
@@ -750,10 +747,10 @@ impl<'c> Resolver<'c> {
     fn inner_array_fields(&self, typed: &str) -> Option<Vec<String>> {
         let context = self.context?;
         let prefix = &self.records.nested()[context].path;
-        let whole = [typed.to_string(), crate::naming::snake_case(typed)]
-            .into_iter()
-            .map(|name| format!("{prefix}.{name}"))
-            .find(|path| self.records.nested_path(path).is_some())?;
+        let space = self
+            .records
+            .nested_path_named(&format!("{prefix}."), typed)?;
+        let whole = self.records.nested()[space].path.to_string();
         let kind = Schema::new(self.records.index())
             .value_field(&whole)
             .err()?

@@ -288,6 +288,20 @@ impl Collection {
         self.nested.binary_search_by(|n| (*n.path).cmp(path)).ok()
     }
 
+    /// [`Self::nested_path`] of `prefix` (as the records spell it) followed by `typed`, in
+    /// any spelling a query may use ([`crate::naming::names_path`]).
+    pub(crate) fn nested_path_named(&self, prefix: &str, typed: &str) -> Option<usize> {
+        let snake = crate::naming::snake_case(typed);
+        self.nested_path(&format!("{prefix}{typed}"))
+            .or_else(|| self.nested_path(&format!("{prefix}{snake}")))
+            .or_else(|| {
+                let written = format!("{prefix}{typed}");
+                self.nested
+                    .iter()
+                    .position(|n| crate::naming::names_path(&n.path, &written))
+            })
+    }
+
     /// The number of records.
     pub fn len(&self) -> usize {
         self.docs.len()

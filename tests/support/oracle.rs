@@ -37,8 +37,10 @@ pub fn apply_translation(record: &mut Json) {
         return;
     };
     let object = record.as_object_mut().expect("records are objects");
+    // A card's variants are its own (contract, Translations).
+    let card = object.contains_key("expansion_id");
     for (key, value) in en {
-        if value.is_null() {
+        if value.is_null() || (card && key == "variants") {
             continue;
         }
         if object.get(&key).is_none_or(Json::is_null) {
