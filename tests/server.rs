@@ -502,6 +502,28 @@ async fn credentials_are_checked_and_never_logged() {
             assert!(body.contains("X-Api-Key is sent more than once"), "{body}");
         }
     }
+    // On /v2 a request that names its team is checked as on /v1: without its key, 401 (a
+    // request with neither is a keyless client's).
+    let response = c
+        .get(server.url("/v2/cards?pageSize=1"))
+        .header("X-Team-ID", "acme")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let body = response.text().await.unwrap();
+    assert!(
+        body.contains(
+            "X-Api-Key missing or empty: a request that names its team needs its key too"
+        ),
+        "{body}"
+    );
+    let keyless = c
+        .get(server.url("/v2/cards?pageSize=1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(keyless.status(), StatusCode::OK);
     // A path that is not UTF-8 once decoded is refused as such before credentials, as
     // without accounts; and a POST is a 405 without credentials either.
     let bad_path = server.url("/pokemon/v1/cards/%FF");

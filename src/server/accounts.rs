@@ -30,6 +30,11 @@ use subtle::ConstantTimeEq;
 /// holds: both databases store them as signed 64-bit integers.
 pub const MAX_STORED: u64 = i64::MAX as u64;
 
+/// The largest credit cost of an endpoint, so that a team's credits used, a sum of costs,
+/// stays within [`MAX_STORED`] for 9.2 × 10¹² requests (three years at 100,000 a second)
+/// rather than overflowing after two.
+pub const MAX_CREDIT_COST: u64 = 1_000_000;
+
 /// What a team pays for: the credits of its plan, and the price of each credit past them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -269,8 +274,11 @@ impl Accounts {
             ))
         };
         for endpoint in Endpoint::ALL {
-            if accounts.credit_costs.of(endpoint) > MAX_STORED {
-                return Err(too_large(format!("credit_costs.{}", endpoint.name())));
+            if accounts.credit_costs.of(endpoint) > MAX_CREDIT_COST {
+                return Err(invalid(format!(
+                    "credit_costs.{} is larger than {MAX_CREDIT_COST}, the most a request may cost",
+                    endpoint.name()
+                )));
             }
         }
         let mut seen = std::collections::HashSet::new();
@@ -594,7 +602,9 @@ mod tests {
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}, \"keys\": [{\"sha256\": \"xyz\"}]}]}", "sha256"),
             ("{\"team\": []}", "unknown field"),
             ("{\"credit_costs\": {\"card\": 1, \"crads\": 2}}", "unknown field `crads`"),
-            ("{\"credit_costs\": {\"cards\": 9223372036854775808}}", "credit_costs.cards is larger than 9223372036854775807"),
+            ("{\"credit_costs\": {\"cards\": 9223372036854775808}}", "credit_costs.cards is larger than 1000000, the most a request may cost"),
+            // Two requests at a cost of 2^63 - 1 would overflow a team's credits used.
+            ("{\"credit_costs\": {\"cards\": 1000001}}", "credit_costs.cards is larger than 1000000"),
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 18446744073709551615, \"overage_credit_rate\": 0}}]}", "team `a`: total_credits is larger"),
             ("{\"teams\": [{\"id\": \"a\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0, \"credits\": 5}}]}", "unknown field `credits`"),
             (&format!("{{\"teams\": [{{\"id\": \"a\", \"plan\": {{\"total_credits\": 1, \"overage_credit_rate\": 0}}, \"keys\": [{{\"sha256\": \"{}\", \"created\": 18446744073709551615}}]}}]}}", "e".repeat(64)), "team `a`: a key's created is larger"),

@@ -120,7 +120,8 @@ async fn metered(
     let key = header("x-api-key").filter(|k| !k.is_empty());
     let named_team = header("x-team-id").filter(|t| !t.is_empty());
     let credentials = match (v2, key, named_team) {
-        (Some(_), None, _) => return (anonymous(service, request, next).await, 0, None),
+        // A `/v2` request that names a team is checked as on `/v1`: without its key, 401.
+        (Some(_), None, None) => return (anonymous(service, request, next).await, 0, None),
         (Some(_), Some(key), None) => roster.keys.owner(key),
         _ => roster.keys.check(header("x-api-key"), header("x-team-id")),
     };
@@ -132,13 +133,15 @@ async fn metered(
                 .into_iter()
                 .filter(|name| !present(name))
                 .collect();
+            let needs = if v2.is_some() {
+                "a request that names its team needs its key too"
+            } else {
+                "every request needs both X-Api-Key and X-Team-ID"
+            };
             let response = error_response(
                 StatusCode::UNAUTHORIZED,
                 "missing_credentials",
-                format!(
-                    "{} missing or empty: every request needs both X-Api-Key and X-Team-ID",
-                    missing.join(" and ")
-                ),
+                format!("{} missing or empty: {needs}", missing.join(" and ")),
                 json!({"missing": missing}),
             );
             return (response, 0, None);

@@ -1187,7 +1187,7 @@ fn commit_group(db: &Connection, group: &[QueuedCharge], fold: bool) -> rusqlite
     per_team.dedup_by(|next, kept| {
         let same = next.0 == kept.0;
         if same {
-            kept.1 += next.1;
+            kept.1 = kept.1.saturating_add(next.1);
         }
         same
     });
@@ -1203,7 +1203,7 @@ fn commit_group(db: &Connection, group: &[QueuedCharge], fold: bool) -> rusqlite
         let mut append =
             db.prepare_cached("INSERT INTO charges (team, credits) VALUES (?1, ?2)")?;
         for (team, credits) in per_team {
-            append.execute(params![team, credits as i64])?;
+            append.execute(params![team, i64::try_from(credits).unwrap_or(i64::MAX)])?;
         }
         if fold {
             for statement in FOLD_CHARGES {
