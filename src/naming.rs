@@ -128,13 +128,16 @@ pub fn camel_case(key: &str) -> String {
 /// Whether `typed` names the dotted path `path`, segment by segment, in a spelling a query
 /// may use: as the records spell it, its camelCase alias (read back to snake_case), or the
 /// camelCase that `casing=camel` writes, which drops the `_` before a digit (`days7` for
-/// `days_7`: a digit has no capital, so [`snake_case`] cannot restore it).
+/// `days_7`: a digit has no capital, so [`snake_case`] cannot restore it), read as
+/// [`snake_case`] reads any name (`Days7` too).
 pub(crate) fn names_path(path: &str, typed: &str) -> bool {
     let mut written = typed.split('.');
     let same = path.split('.').all(|segment| {
-        written
-            .next()
-            .is_some_and(|t| t == segment || snake_case(t) == segment || camel_case(segment) == t)
+        written.next().is_some_and(|t| {
+            t == segment
+                || snake_case(t) == segment
+                || snake_case(&camel_case(segment)) == snake_case(t)
+        })
     });
     same && written.next().is_none()
 }
@@ -302,6 +305,11 @@ mod tests {
             "trends.days_7.priceChange"
         ));
         assert!(names_path("extra_field_2", "extraField2"));
+        assert!(names_path("trends.days_7", "trends.Days7"));
+        assert!(!names_path(
+            "national_pokedex_numbers",
+            "nationalpokedexnumbers"
+        ));
         assert!(!names_path("trends.days_7", "trends.days8"));
         assert!(!names_path("trends.days_7", "trends"));
         assert!(!names_path("trends", "trends.days7"));

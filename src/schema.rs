@@ -1,7 +1,8 @@
 //! The schema step: every field name a request uses — in `q`, `order_by`, `select` and
 //! `include` — is resolved here, against the fields a collection's records hold, with one
 //! error ([`FieldError`]) and one "did you mean". A name is found as written, else by its
-//! snake_case spelling (`rarityCode` is `rarity_code`); the kinds of fields (keyword, text,
+//! snake_case spelling (`rarityCode` is `rarity_code`), else as the one field whose
+//! camelCase spelling it is (`days7` is `days_7`, as `casing=camel` writes it); the kinds of fields (keyword, text,
 //! numbers, objects) come from the index the loader built, so the schema is always the
 //! data's own.
 
@@ -119,9 +120,11 @@ impl<'a> Schema<'a> {
             .into_iter()
             .find(|n| top_level().any(|p| p == n))
             .or_else(|| {
-                top_level()
-                    .find(|p| crate::naming::names_path(p, typed))
-                    .map(str::to_string)
+                let mut named = top_level().filter(|p| crate::naming::names_path(p, typed));
+                match (named.next(), named.next()) {
+                    (Some(path), None) => Some(path.to_string()),
+                    _ => None,
+                }
             })
             .ok_or_else(|| FieldError {
                 kind: FieldErrorKind::Unknown,
@@ -139,7 +142,8 @@ impl<'a> Schema<'a> {
         }
     }
 
-    /// The field at `typed` as written, else at its snake_case spelling.
+    /// The field at `typed` as written, else at its snake_case spelling, else the one field
+    /// `typed` names in another spelling ([`crate::naming::names_path`]).
     fn find(&self, typed: &str) -> Option<FieldId> {
         self.index
             .lookup(typed)
@@ -150,10 +154,16 @@ impl<'a> Schema<'a> {
                     .flatten()
             })
             .or_else(|| {
-                self.index
+                // Only a name that names one field: where several spell so
+                // (`y2.a_1` and `y_2.a1`), none is picked over the others.
+                let mut named = self
+                    .index
                     .fields()
-                    .find(|(_, f)| crate::naming::names_path(f.path(), typed))
-                    .map(|(id, _)| id)
+                    .filter(|(_, f)| crate::naming::names_path(f.path(), typed));
+                match (named.next(), named.next()) {
+                    (Some((id, _)), None) => Some(id),
+                    _ => None,
+                }
             })
     }
 
@@ -235,6 +245,25 @@ mod tests {
             Some("expansion.id")
         );
         assert_eq!(schema.value_field("zzz").unwrap_err().suggestion, None);
+    }
+
+    #[test]
+    fn the_camel_case_casing_writes_names_one_field_or_none() {
+        let index = build(&[r#"{"id":"a","trends":{"days_7":1},"y2":{"a_1":1},"y_2":{"a1":2}}"#]);
+        let schema = Schema::new(&index);
+        for typed in ["trends.days7", "trends.Days7", "trends.DAYS_7"] {
+            assert_eq!(
+                schema.value_field(typed).ok(),
+                index.lookup("trends.days_7"),
+                "{typed}"
+            );
+        }
+        // `y2.a_1` and `y_2.a1` are both written `y2.a1`: that name picks neither.
+        assert_eq!(
+            schema.value_field("y2.a1").unwrap_err().kind,
+            FieldErrorKind::Unknown
+        );
+        assert_eq!(schema.value_field("y2.a_1").ok(), index.lookup("y2.a_1"));
     }
 
     #[test]

@@ -1015,18 +1015,18 @@ fn one_currency(
     let listed: Vec<String> = currencies.iter().map(|c| c.to_uppercase()).collect();
     let reason = if nested {
         format!(
-            "the `{array}` records that hold `{path}` are in {}, and a sort never orders \
-             different currencies as one \
-             number; the query's nested condition on `{array}` fixes none: give it one \
-             `currency:{}` of its own, not under OR or NOT and without wildcards",
+            "the `{array}` records that hold `{path}` are in several currencies ({}), and a \
+             sort never orders different currencies as one number; the query's nested \
+             condition on `{array}` fixes none: give it one `currency:{}` of its own, not \
+             under OR or NOT and without wildcards",
             listed.join(", "),
             listed[0],
         )
     } else {
         format!(
-            "the `{array}` records that hold `{path}` are in {}, and a sort never orders \
-             different currencies as one \
-             number; fix one with a nested condition on the same array, e.g. \
+            "the `{array}` records that hold `{path}` are in several currencies ({}), and a \
+             sort never orders different currencies as one number; fix one with a nested \
+             condition on the same array, e.g. \
              q={array}:(currency:{} AND ...)&order_by={}{path}",
             listed.join(", "),
             listed[0],

@@ -295,10 +295,14 @@ impl Collection {
         self.nested_path(&format!("{prefix}{typed}"))
             .or_else(|| self.nested_path(&format!("{prefix}{snake}")))
             .or_else(|| {
+                // Only a name that names one array (see `Schema::find`).
                 let written = format!("{prefix}{typed}");
-                self.nested
-                    .iter()
-                    .position(|n| crate::naming::names_path(&n.path, &written))
+                let mut named = (0..self.nested.len())
+                    .filter(|&i| crate::naming::names_path(&self.nested[i].path, &written));
+                match (named.next(), named.next()) {
+                    (Some(space), None) => Some(space),
+                    _ => None,
+                }
             })
     }
 

@@ -358,6 +358,13 @@ fn hide_password_pairs(text: &str) -> String {
     }
 }
 
+/// A credit cost as the state stores it, as the server charges it: at most
+/// [`MAX_CREDIT_COST`](crate::server::accounts::MAX_CREDIT_COST), which a state written
+/// before that limit may exceed.
+fn stored_cost(credits: i64) -> u64 {
+    (credits.max(0) as u64).min(crate::server::accounts::MAX_CREDIT_COST)
+}
+
 /// The credit cost of the endpoint named `name` in `costs`.
 fn cost_slot<'c>(costs: &'c mut CreditCosts, name: &str) -> Option<&'c mut u64> {
     Some(match name {

@@ -404,7 +404,7 @@ impl PgState {
         {
             let name: String = row.get(0);
             if let Some(slot) = super::cost_slot(&mut credit_costs, &name) {
-                *slot = row.get::<_, i64>(1).max(0) as u64;
+                *slot = super::stored_cost(row.get::<_, i64>(1));
             }
         }
         Ok(Accounts {

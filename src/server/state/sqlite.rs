@@ -359,7 +359,7 @@ impl SqliteState {
             .map_err(&read)?;
         for (name, credits) in costs {
             if let Some(slot) = super::cost_slot(&mut credit_costs, &name) {
-                *slot = credits.max(0) as u64;
+                *slot = super::stored_cost(credits);
             }
         }
         Ok(Accounts {
@@ -1749,6 +1749,26 @@ mod tests {
             )
             .unwrap();
         assert!(folded > 100, "{folded}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_cost_above_the_limit_in_a_state_is_charged_at_the_limit() {
+        let dir = scratch("large-cost");
+        let path = dir.join("state.db");
+        SqliteState::open(&path).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .execute(
+                "INSERT INTO credit_costs (endpoint, credits) VALUES ('cards', 4611686018427387904)",
+                [],
+            )
+            .unwrap();
+        let accounts = SqliteState::open(&path).unwrap().accounts().unwrap();
+        assert_eq!(
+            accounts.credit_costs.cards,
+            crate::server::accounts::MAX_CREDIT_COST
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
