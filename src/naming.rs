@@ -142,6 +142,15 @@ pub(crate) fn names_path(path: &str, typed: &str) -> bool {
     same && written.next().is_none()
 }
 
+/// The one item of `items`, `None` when there are none or several: a name that several
+/// things answer to picks none of them.
+pub(crate) fn the_only<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
+    match (items.next(), items.next()) {
+        (Some(item), None) => Some(item),
+        _ => None,
+    }
+}
+
 /// The candidate closest to `typed` (read as snake_case; the candidates are compared as
 /// given) by edit distance, if it is close enough to be a likely misspelling: at most a
 /// third of the length, and at least one edit allowed, but fewer edits than either name has

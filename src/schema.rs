@@ -120,11 +120,8 @@ impl<'a> Schema<'a> {
             .into_iter()
             .find(|n| top_level().any(|p| p == n))
             .or_else(|| {
-                let mut named = top_level().filter(|p| crate::naming::names_path(p, typed));
-                match (named.next(), named.next()) {
-                    (Some(path), None) => Some(path.to_string()),
-                    _ => None,
-                }
+                let named = top_level().filter(|p| crate::naming::names_path(p, typed));
+                crate::naming::the_only(named).map(str::to_string)
             })
             .ok_or_else(|| FieldError {
                 kind: FieldErrorKind::Unknown,
@@ -156,14 +153,11 @@ impl<'a> Schema<'a> {
             .or_else(|| {
                 // Only a name that names one field: where several spell so
                 // (`y2.a_1` and `y_2.a1`), none is picked over the others.
-                let mut named = self
+                let named = self
                     .index
                     .fields()
                     .filter(|(_, f)| crate::naming::names_path(f.path(), typed));
-                match (named.next(), named.next()) {
-                    (Some((id, _)), None) => Some(id),
-                    _ => None,
-                }
+                crate::naming::the_only(named).map(|(id, _)| id)
             })
     }
 

@@ -297,12 +297,10 @@ impl Collection {
             .or_else(|| {
                 // Only a name that names one array (see `Schema::find`).
                 let written = format!("{prefix}{typed}");
-                let mut named = (0..self.nested.len())
-                    .filter(|&i| crate::naming::names_path(&self.nested[i].path, &written));
-                match (named.next(), named.next()) {
-                    (Some(space), None) => Some(space),
-                    _ => None,
-                }
+                crate::naming::the_only(
+                    (0..self.nested.len())
+                        .filter(|&i| crate::naming::names_path(&self.nested[i].path, &written)),
+                )
             })
     }
 
