@@ -2,9 +2,9 @@
 //! `include` — is resolved here, against the fields a collection's records hold, with one
 //! error ([`FieldError`]) and one "did you mean". A name is found as written, else by its
 //! snake_case spelling (`rarityCode` is `rarity_code`), else as the one field whose
-//! camelCase spelling it is (`days7` is `days_7`, as `casing=camel` writes it); the kinds of fields (keyword, text,
-//! numbers, objects) come from the index the loader built, so the schema is always the
-//! data's own.
+//! camelCase spelling it is (`days7` is `days_7`, as `casing=camel` writes it); the kinds
+//! of fields (keyword, text, numbers, objects) come from the index the loader built, so the
+//! schema is always the data's own.
 
 use crate::index::{FieldId, Index};
 use crate::json::write::Include;

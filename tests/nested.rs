@@ -285,7 +285,8 @@ fn objects_next_to_values_and_joined_objects() {
     dir.write(
         "g/cards/c.json",
         r#"[{"id":"c1","expansion_id":"e2","expansion":{"legalities":{"standard":"Banned"}},"tags":["foo"],"meta":{"a":null}},
-            {"id":"c2","expansion_id":"e1","tags":[{"name":"foo"}],"meta":{"a":null}}]"#,
+            {"id":"c2","expansion_id":"e1","tags":[{"name":"foo"}],"meta":{"a":null}},
+            {"id":"c3","expansion_id":"e1","y2":[{"c":1}],"y_2":[{"b":[{"v":1}]}]}]"#,
     );
     let engine = cardex::Engine::open(dir.path()).unwrap();
     let catalog = engine.catalog("g").unwrap();
@@ -297,6 +298,14 @@ fn objects_next_to_values_and_joined_objects() {
     // A path that holds values as well as objects keeps `field:(a)` = `field:a`.
     assert_eq!(ids("tags:(foo)"), ids("tags:foo"));
     assert_eq!(ids("tags:(foo)"), ["c1"]);
+    // Inside `y2:( )` names are `y2`'s elements' own: `y_2`'s array `b` is not one of them,
+    // though `y2` is how `casing=camel` writes `y_2`.
+    assert_eq!(ids("y_2:(b:(v:1))"), ["c3"]);
+    let err = catalog
+        .search(&SearchRequest::new("y2:(b:(v:1))"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("unknown array of objects `b`"), "{err}");
     // An object whose fields hold only nulls is no field: `*` on it is the error.
     let err = catalog
         .search(&SearchRequest::new("meta:*"))

@@ -295,12 +295,13 @@ impl Collection {
         self.nested_path(&format!("{prefix}{typed}"))
             .or_else(|| self.nested_path(&format!("{prefix}{snake}")))
             .or_else(|| {
-                // Only a name that names one array (see `Schema::find`).
-                let written = format!("{prefix}{typed}");
-                crate::naming::the_only(
-                    (0..self.nested.len())
-                        .filter(|&i| crate::naming::names_path(&self.nested[i].path, &written)),
-                )
+                // Only a name that names one array under `prefix` (see `Schema::find`).
+                crate::naming::the_only((0..self.nested.len()).filter(|&i| {
+                    self.nested[i]
+                        .path
+                        .strip_prefix(prefix)
+                        .is_some_and(|rest| crate::naming::names_path(rest, typed))
+                }))
             })
     }
 
