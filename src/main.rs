@@ -377,6 +377,32 @@ fn misspelt_option(args: &[std::ffi::OsString]) -> Option<String> {
         if arg == "--" {
             return None;
         }
+        // A short option (`-p 5`): the commands have none but `-h`. Alone, or before an
+        // option, it may be a query (`-C`, no card named C); before a value, which clap
+        // would name as unexpected, it was meant as an option.
+        let short = arg
+            .strip_prefix('-')
+            .filter(|t| t.len() == 1 && t.bytes().all(|b| b.is_ascii_alphabetic() && b != b'h'));
+        if let (Some(letter), Some(next)) = (short, rest.as_slice().first()) {
+            if !next.to_str().is_some_and(|n| n.starts_with('-')) {
+                let longs: Vec<String> = sub
+                    .get_arguments()
+                    .filter_map(|a| a.get_long())
+                    .filter(|l| l.starts_with(letter) && *l != "help")
+                    .map(|l| format!("`--{l}`"))
+                    .collect();
+                let like = if longs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", longs.join(" or "))
+                };
+                return Some(format!(
+                    "`-{letter}` is not an option of `cardex {command}`, whose options are long{like}; \
+                     see `cardex {command} --help`; a query that starts with `-` goes after \
+                     `--`: `cardex {command} CATALOG -- '{arg}'`"
+                ));
+            }
+        }
         let Some(text) = arg.strip_prefix("--").filter(|t| option_name_like(t)) else {
             continue;
         };

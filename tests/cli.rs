@@ -88,6 +88,32 @@ fn search_options() {
         );
         assert!(stdout(&o).is_empty());
     }
+    // A short option before another argument is one the commands lack (their options are
+    // long); alone it is a query (`-C`: no card named C).
+    for (args, says) in [
+        (
+            &["search", "onepiece", "-p", "5"][..],
+            "(did you mean `--page` or `--page-size`?)",
+        ),
+        (
+            &["expansions", "onepiece", "-s", "id"],
+            "(did you mean `--select`?)",
+        ),
+        (
+            &["search", "onepiece", "-x", "name:zoro"],
+            "whose options are long;",
+        ),
+    ] {
+        let o = cardex(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("is not an option of `cardex") && stderr(&o).contains(says),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = cardex(&["search", "onepiece", "-C", "--select", "id"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     // The HTTP parameters' spellings, and an unknown option before its value, are named
     // with the option they resemble (`--page_size=5` searched for itself, and found
     // nothing; with `--pagesize 5`, clap named `5` as the unexpected argument).
