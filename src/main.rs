@@ -385,10 +385,13 @@ fn misspelt_option(args: &[std::ffi::OsString]) -> Option<String> {
             .filter(|t| t.len() == 1 && t.bytes().all(|b| b.is_ascii_alphabetic() && b != b'h'));
         if let (Some(letter), Some(next)) = (short, rest.as_slice().first()) {
             if !next.to_str().is_some_and(|n| n.starts_with('-')) {
+                // The long options that take a value and start with the letter.
+                let lower = letter.to_ascii_lowercase();
                 let longs: Vec<String> = sub
                     .get_arguments()
+                    .filter(|a| a.get_action().takes_values())
                     .filter_map(|a| a.get_long())
-                    .filter(|l| l.starts_with(letter) && *l != "help")
+                    .filter(|l| l.starts_with(&lower))
                     .map(|l| format!("`--{l}`"))
                     .collect();
                 let like = if longs.is_empty() {
@@ -397,9 +400,8 @@ fn misspelt_option(args: &[std::ffi::OsString]) -> Option<String> {
                     format!(" (did you mean {}?)", longs.join(" or "))
                 };
                 return Some(format!(
-                    "`-{letter}` is not an option of `cardex {command}`, whose options are long{like}; \
-                     see `cardex {command} --help`; a query that starts with `-` goes after \
-                     `--`: `cardex {command} CATALOG -- '{arg}'`"
+                    "`-{letter}` is not an option of `cardex {command}`{like}; see `cardex \
+                     {command} --help`"
                 ));
             }
         }

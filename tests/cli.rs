@@ -88,8 +88,8 @@ fn search_options() {
         );
         assert!(stdout(&o).is_empty());
     }
-    // A short option before another argument is one the commands lack (their options are
-    // long); alone it is a query (`-C`: no card named C).
+    // A short option before a value is one the commands lack (they have none but `-h`);
+    // alone it is a query (`-C`: no card named C).
     for (args, says) in [
         (
             &["search", "onepiece", "-p", "5"][..],
@@ -101,7 +101,12 @@ fn search_options() {
         ),
         (
             &["search", "onepiece", "-x", "name:zoro"],
-            "whose options are long;",
+            "`-x` is not an option of `cardex search`; see",
+        ),
+        // Any case; only options that take a value (`--explain` takes none).
+        (
+            &["search", "onepiece", "-E", "5"],
+            "(did you mean `--expansion`?)",
         ),
     ] {
         let o = cardex(args);
