@@ -234,3 +234,35 @@ fn a_field_the_cards_carry_is_theirs_and_the_others_are_joined() {
     assert_eq!(found("joined", "-expansion.name:*", ""), ["a"]);
     assert_eq!(found("joined", "", "-expansion.release_date"), ["b", "a"]);
 }
+
+#[test]
+fn the_cards_of_an_expansion_whose_id_differs_from_another_in_case_only_are_its_own() {
+    let dir = support::TempDir::new("case_ids");
+    dir.write(
+        "c/expansions/e.json",
+        r#"[{"id": "ab", "name": "Lower"}, {"id": "AB", "name": "Upper"}, {"id": "cd", "name": "Alone"}]"#,
+    );
+    dir.write(
+        "c/cards/c.json",
+        r#"[{"id": "1", "expansion_id": "ab"}, {"id": "2", "expansion_id": "AB"},
+            {"id": "3", "expansion_id": "cd", "printings": ["cd", "AB"]}, {"id": "4", "expansion_id": "cd"}]"#,
+    );
+    let engine = cardex::Engine::open(dir.path()).unwrap();
+    let c = engine.catalog("c").unwrap();
+    let cards_of = |id: &str| -> Vec<String> {
+        let page = c.expansion_cards(id, &SearchRequest::new("")).unwrap();
+        let hits = c.expansion_card_hits(id, &SearchRequest::new("")).unwrap();
+        let ids = support::page_ids(c, &page);
+        assert_eq!(hits.ids(c.cards()).collect::<Vec<_>>(), ids);
+        ids
+    };
+    assert_eq!(cards_of("ab"), ["1"]);
+    assert_eq!(cards_of("AB"), ["2", "3"]);
+    // An id no other expansion shares in any case still resolves and matches folded.
+    assert_eq!(cards_of("CD"), ["3", "4"]);
+    // Neither `ab` nor `AB` is the one `Ab` means.
+    let err = c
+        .expansion_cards("Ab", &SearchRequest::new(""))
+        .unwrap_err();
+    assert_eq!(err.to_string(), "no expansion with id `Ab`");
+}

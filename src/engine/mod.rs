@@ -482,13 +482,18 @@ impl Catalog {
         Ok(hits)
     }
 
-    /// The cards whose printings hold expansion `id`.
+    /// The cards whose printings hold expansion `id`: the folded index, unless another
+    /// expansion's id differs from it in case only (`ab` and `AB`), when the printings
+    /// are matched as written.
     fn printed_in(&self, id: &str) -> Result<Postings<'_>> {
         let id = self.expansions.record_id(self.expansion_record(id)?);
-        Ok(self
-            .cards
-            .holding("printings", &fold(&id))
-            .unwrap_or(Postings::Ids(&[])))
+        let folded = fold(&id);
+        let printed = if self.expansions.id_folds_shared(&folded) {
+            self.cards.holding_exactly("printings", &id)
+        } else {
+            self.cards.holding("printings", &folded)
+        };
+        Ok(printed.unwrap_or(Postings::Ids(&[])))
     }
 
     /// The card with id `id` (an exact match, else the only card whose id matches when

@@ -358,6 +358,20 @@ impl Collection {
         self.index.field(field).terms().get(folded)
     }
 
+    /// The records whose keyword field `path` holds `value` exactly as written, not
+    /// folded (what `^path:value` finds).
+    pub(crate) fn holding_exactly(&self, path: &str, value: &str) -> Option<Postings<'_>> {
+        let field = self.index.lookup(path)?;
+        self.literal_values(field).get(value)
+    }
+
+    /// Whether more than one record's id folds to `folded` (ids that differ in case only).
+    pub(crate) fn id_folds_shared(&self, folded: &str) -> bool {
+        self.id_field
+            .and_then(|field| self.index.field(field).terms().get(folded))
+            .is_some_and(|records| records.len() > 1)
+    }
+
     /// The distinct folded values at the keyword field `path`, in order.
     pub(crate) fn keyword_values(&self, path: &str) -> Vec<String> {
         self.index
