@@ -498,6 +498,12 @@ async fn credentials_are_checked_and_never_logged() {
                 .await
                 .unwrap();
             assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+            // Every 401 says how to authenticate (RFC 9110, 11.6.1).
+            assert_eq!(
+                response.headers()["www-authenticate"],
+                r#"ApiKey realm="cardex", header="X-Api-Key""#,
+                "{path}"
+            );
             let body = response.text().await.unwrap();
             assert!(body.contains("X-Api-Key is sent more than once"), "{body}");
         }
@@ -1662,7 +1668,7 @@ async fn browsers_of_allowed_origins_get_cors_headers() {
         );
         assert_eq!(
             header(&r, "access-control-expose-headers").as_deref(),
-            Some("retry-after")
+            Some("retry-after, www-authenticate")
         );
     }
     // The preflight was not charged: one request of acme's was served.

@@ -16,8 +16,9 @@ use super::config::CorsOrigins;
 const MAX_AGE: HeaderValue = HeaderValue::from_static("86400");
 /// The methods a page may use: every endpoint is `GET` (and `HEAD`).
 const METHODS: HeaderValue = HeaderValue::from_static("GET, HEAD");
-/// The answer headers a page may read besides the simple ones: `Retry-After` of a 429.
-const EXPOSED: HeaderValue = HeaderValue::from_static("retry-after");
+/// The answer headers a page may read besides the simple ones: `Retry-After` of a 429,
+/// `WWW-Authenticate` of a 401.
+const EXPOSED: HeaderValue = HeaderValue::from_static("retry-after, www-authenticate");
 const ANY: HeaderValue = HeaderValue::from_static("*");
 const VARY_ORIGIN: HeaderValue = HeaderValue::from_static("origin");
 /// What else a preflight's answer depends on: the headers it mirrors.

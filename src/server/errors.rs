@@ -38,9 +38,19 @@ pub(super) fn error_response(
         "details": details,
     }});
     let mut response = json_response(status, body.to_string().into_bytes());
+    if status == StatusCode::UNAUTHORIZED {
+        // A 401 carries a challenge (RFC 9110, 11.6.1): the key is sent in its own header.
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, API_KEY_CHALLENGE);
+    }
     response.extensions_mut().insert(ErrorMessage(message));
     response
 }
+
+/// The challenge of every 401: an API key, in `X-Api-Key`.
+const API_KEY_CHALLENGE: HeaderValue =
+    HeaderValue::from_static(r#"ApiKey realm="cardex", header="X-Api-Key""#);
 
 /// A JSON answer.
 pub(super) fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
