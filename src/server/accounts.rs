@@ -264,10 +264,13 @@ impl Accounts {
             path: path.to_path_buf(),
             message,
         };
+        // A byte order mark first (as some Windows editors write) is read past, as in
+        // snapshot files.
+        let text = crate::json::without_bom(&text);
         let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         objects_where_expected(&value).map_err(invalid)?;
-        let accounts: Accounts = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        let accounts: Accounts = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         let too_large = |what: String| {
             invalid(format!(
                 "{what} is larger than {MAX_STORED}, the most the state holds"
@@ -594,6 +597,10 @@ mod tests {
         let mut accounts = Accounts::default();
         accounts.add_key("acme", plan(), 1).unwrap();
         accounts.write(&path).unwrap();
+        assert_eq!(Accounts::read(&path).unwrap(), accounts);
+        // A byte order mark before the JSON is read past.
+        let written = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("\u{FEFF}{written}")).unwrap();
         assert_eq!(Accounts::read(&path).unwrap(), accounts);
         for (text, says) in [
             ("{\"teams\": [{\"id\": \"a b\", \"plan\": {\"total_credits\": 1, \"overage_credit_rate\": 0}}]}", "team id"),
