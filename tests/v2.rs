@@ -814,6 +814,41 @@ async fn v2_serves_the_english_cards_of_one_catalog() {
         .map(|c| c["set"]["releaseDate"].as_str().unwrap())
         .collect();
     assert!(dates.windows(2).all(|w| w[0] >= w[1]), "{dates:?}");
+    // The sets' `logo` and `symbol` are served as `images`, and searched and sorted so.
+    let logos = |body: &Value| -> Vec<String> {
+        body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["images"]["logo"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (s, all) = get(&client, &server.url("/v2/sets?orderBy=-images.logo")).await;
+    assert_eq!(s, StatusCode::OK, "{all}");
+    let mut descending = logos(&all);
+    assert!(descending.len() > 1, "{all}");
+    assert!(
+        descending.windows(2).all(|w| w[0] >= w[1]),
+        "{descending:?}"
+    );
+    let (s, body) = get(&client, &server.url("/v2/sets?q=Images.Symbol:*")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    descending.sort();
+    let mut found = logos(&body);
+    found.sort();
+    assert_eq!(found, descending);
+    let (s, body) = get(
+        &client,
+        &server.url("/v2/cards?q=set.images.logo:*emc*&pageSize=250"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let emc = body["data"].as_array().unwrap();
+    assert!(!emc.is_empty(), "{body}");
+    assert!(emc.iter().all(|c| c["set"]["id"] == "emc"), "{body}");
+    let (s, body) = get(&client, &server.url("/v2/cards?q=set.id:emc&pageSize=250")).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(body["totalCount"].as_u64(), Some(emc.len() as u64));
     let (s, body) = get(&client, &server.url("/v2/cards?q=set.nmae:x")).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
     let message = body["error"]["message"].as_str().unwrap();

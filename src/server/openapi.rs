@@ -526,14 +526,15 @@ fn v2_order_fields(catalog: &Catalog, view: &V2View, cards: bool) -> Vec<String>
     fields
         .into_iter()
         .map(|path| {
-            let name = super::v2::v2_field(&path, of);
+            let name = super::v2::v2_image_field(&path, of, view.set_images)
+                .unwrap_or_else(|| super::v2::v2_field(&path, of));
             (path, name)
         })
         .filter(|(path, name)| {
             let top = name.split('.').next().unwrap_or_default();
             // Listed when v2's spelling reaches the same field: the card's own, or its
             // expansion's where the cards are joined to theirs, if v2's set has it.
-            let engine_name = super::v2::engine_field(name, of);
+            let engine_name = super::v2::engine_field(name, of, view.set_images);
             let in_v2_set = |name: &str| {
                 let own = name.strip_prefix("set.").unwrap_or_default();
                 let top = own.split('.').next().unwrap_or_default();

@@ -29,7 +29,7 @@ use super::errors::{error_response, json_response};
 use super::query_string;
 use crate::{Catalog, SearchRequest};
 
-pub(crate) use query::{field as engine_field, v2_field, Of};
+pub(crate) use query::{field as engine_field, v2_field, v2_image_field, Of};
 pub(crate) use view::V2View;
 
 /// The catalog the v2 surface serves unless configured otherwise.
@@ -207,7 +207,7 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
         query::Of::Sets
     };
     let prices = view.prices().filter(|_| cards);
-    let q = match query::q(&params.q, of, prices) {
+    let q = match query::q(&params.q, of, prices, view.set_images) {
         Ok(q) => q,
         Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
     };
@@ -215,13 +215,16 @@ fn search(catalog: &Catalog, view: &V2View, route: V2Route, params: &Params) -> 
     // where and why.
     let parses = crate::query::parse(&params.q).is_ok();
     let price_sort = match params.order_by.as_deref().filter(|_| parses) {
-        Some(order_by) => match query::price_sort(order_by, prices) {
+        Some(order_by) => match query::price_sort(order_by, prices, view.set_images) {
             Ok(sort) => sort,
             Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
         },
         None => None,
     };
-    let order_by = params.order_by.as_deref().map(|o| query::order_by(o, of));
+    let order_by = params
+        .order_by
+        .as_deref()
+        .map(|o| query::order_by(o, of, view.set_images));
     let req = SearchRequest {
         q: &q,
         lang: view.lang,

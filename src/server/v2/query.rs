@@ -18,12 +18,35 @@ pub(crate) enum Of {
     Sets,
 }
 
+/// Where a catalog's v2 sets take their `images` from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SetImages {
+    /// The sets' own `images` (the Pokémon TCG API's layout), or none.
+    Own,
+    /// The sets' `logo` and `symbol` (cardex's layout; see [`super::view`]): v2's
+    /// `images.logo` and `images.symbol` name them.
+    LogoAndSymbol,
+}
+
 /// The engine's name for the v2 field path `field` of a card or a set. Its case is the
 /// engine's concern (a field name's case tells no two fields apart), so `Set.id` and
 /// `PTCGOCODE` are renamed too.
-pub(crate) fn field(field: &str, of: Of) -> Cow<'_, str> {
+pub(crate) fn field(field: &str, of: Of, images: SetImages) -> Cow<'_, str> {
     let set_field = crate::naming::strip_field_prefix(field, "set.");
+    let image = |path: &str| {
+        crate::naming::strip_field_prefix(path, "images.")
+            .filter(|_| images == SetImages::LogoAndSymbol)
+            .and_then(|name| {
+                ["logo", "symbol"]
+                    .into_iter()
+                    .find(|known| name.eq_ignore_ascii_case(known))
+            })
+    };
     match (of, set_field) {
+        (Of::Cards, Some(rest)) if image(rest).is_some() => {
+            Cow::Owned(format!("expansion.{}", image(rest).unwrap_or_default()))
+        }
+        (Of::Sets, _) if image(field).is_some() => Cow::Borrowed(image(field).unwrap_or_default()),
         (Of::Cards, Some(id)) if id.eq_ignore_ascii_case("id") => Cow::Borrowed("expansion_id"),
         (Of::Cards, Some(code)) if code.eq_ignore_ascii_case("ptcgoCode") => {
             Cow::Borrowed("expansion.code")
@@ -177,14 +200,19 @@ impl PriceField {
 /// renders `tcgplayer` and `cardmarket`) every term on a price figure replaced by its
 /// nested query; why not, for a price figure cardex does not render. A `q` that does not
 /// parse is returned as it is, for the engine to say where and why.
-pub(crate) fn q<'q>(q: &'q str, of: Of, prices: Option<&Served>) -> Result<Cow<'q, str>, String> {
+pub(crate) fn q<'q>(
+    q: &'q str,
+    of: Of,
+    prices: Option<&Served>,
+    images: SetImages,
+) -> Result<Cow<'q, str>, String> {
     let Ok(query) = parse(q) else {
         return Ok(Cow::Borrowed(q));
     };
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     if let Some(expr) = &query.expr {
         let prices = prices.filter(|_| of == Of::Cards).map(|served| (q, served));
-        collect(expr, of, prices, &mut edits)?;
+        collect(expr, of, prices, images, &mut edits)?;
     }
     if edits.is_empty() {
         return Ok(Cow::Borrowed(q));
@@ -208,13 +236,14 @@ fn collect(
     expr: &Expr<'_>,
     of: Of,
     prices: Option<(&str, &Served)>,
+    images: SetImages,
     edits: &mut Vec<(std::ops::Range<usize>, String)>,
 ) -> Result<(), String> {
     match expr {
-        Expr::And(items) | Expr::Or(items) => {
-            items.iter().try_for_each(|e| collect(e, of, prices, edits))
-        }
-        Expr::Not(inner) => collect(inner, of, prices, edits),
+        Expr::And(items) | Expr::Or(items) => items
+            .iter()
+            .try_for_each(|e| collect(e, of, prices, images, edits)),
+        Expr::Not(inner) => collect(inner, of, prices, images, edits),
         Expr::Term(term) => {
             // Grouped values (`types:(fire OR water)`) hold no fields: the term's is all. A
             // nested query's fields are relative to an element (`attacks:(name:x)`), not
@@ -233,7 +262,7 @@ fn collect(
                     return Ok(());
                 }
             }
-            let name = field(&written.value, of);
+            let name = field(&written.value, of, images);
             if name != written.value.as_ref() {
                 edits.push((written.span.start..written.span.end, name.into_owned()));
             }
@@ -365,6 +394,7 @@ impl PriceSort {
 pub(crate) fn price_sort(
     order_by: &str,
     prices: Option<&Served>,
+    images: SetImages,
 ) -> Result<Option<PriceSort>, String> {
     let Some(served) = prices else {
         return Ok(None);
@@ -397,7 +427,7 @@ pub(crate) fn price_sort(
             "invalid orderBy value `{order_by}`: after a price key, `{inside}` cannot be sorted by (no condition of q binds it to a price record)"
         ));
     }
-    let then = (!then.is_empty()).then(|| self::order_by(&then.join(","), Of::Cards));
+    let then = (!then.is_empty()).then(|| self::order_by(&then.join(","), Of::Cards, images));
     Ok(Some(PriceSort {
         price,
         descending,
@@ -405,16 +435,35 @@ pub(crate) fn price_sort(
     }))
 }
 
+/// v2's spelling of the engine's `logo` or `symbol` of a set (`expansion.logo` of a card)
+/// where v2's sets serve them under `images`; `None` for any other path.
+pub(crate) fn v2_image_field(path: &str, of: Of, images: SetImages) -> Option<String> {
+    if images != SetImages::LogoAndSymbol {
+        return None;
+    }
+    let name = match of {
+        Of::Cards => path.strip_prefix("expansion.")?,
+        Of::Sets => path,
+    };
+    let image = ["logo", "symbol"]
+        .into_iter()
+        .find(|known| *known == name)?;
+    Some(match of {
+        Of::Cards => format!("set.images.{image}"),
+        Of::Sets => format!("images.{image}"),
+    })
+}
+
 /// `orderBy` with v2 field paths replaced by the engine's (`-set.releaseDate,number` →
 /// `-expansion.release_date,number`).
-pub(crate) fn order_by(order_by: &str, of: Of) -> String {
+pub(crate) fn order_by(order_by: &str, of: Of, images: SetImages) -> String {
     order_by
         .split(',')
         .map(|key| {
             let key = key.trim();
             match key.strip_prefix('-') {
-                Some(name) => format!("-{}", field(name.trim(), of)),
-                None => field(key, of).into_owned(),
+                Some(name) => format!("-{}", field(name.trim(), of, images)),
+                None => field(key, of, images).into_owned(),
             }
         })
         .collect::<Vec<_>>()
@@ -427,7 +476,7 @@ mod tests {
 
     #[test]
     fn set_fields_name_the_expansion() {
-        let cards = |text| q(text, Of::Cards, None).unwrap();
+        let cards = |text| q(text, Of::Cards, None, SetImages::Own).unwrap();
         assert_eq!(
             cards(
                 r#"set.id:base1 AND (set.series:"Scarlet & Violet" OR -set.ptcgoCode:BS) name:pika*"#
@@ -440,8 +489,35 @@ mod tests {
             cards("Set.id:base1 SET.PTCGOCODE:BS Set.Name:base"),
             "expansion_id:base1 expansion.code:BS expansion.name:base"
         );
-        assert_eq!(field("PtcgoCode", Of::Sets), "code");
-        assert_eq!(field("settings.x", Of::Cards), "settings.x");
+        assert_eq!(field("PtcgoCode", Of::Sets, SetImages::Own), "code");
+        assert_eq!(field("settings.x", Of::Cards, SetImages::Own), "settings.x");
+        // A set's `images.logo` is its `logo` where v2's sets are made so; else its own.
+        let made = SetImages::LogoAndSymbol;
+        assert_eq!(field("Set.Images.LOGO", Of::Cards, made), "expansion.logo");
+        assert_eq!(
+            field("set.images.small", Of::Cards, made),
+            "expansion.images.small"
+        );
+        assert_eq!(field("images.symbol", Of::Sets, made), "symbol");
+        assert_eq!(
+            field("images.symbol", Of::Sets, SetImages::Own),
+            "images.symbol"
+        );
+        assert_eq!(field("images.logo", Of::Cards, made), "images.logo");
+        assert_eq!(
+            order_by("-images.logo,set.images.symbol", Of::Cards, made),
+            "-images.logo,expansion.symbol"
+        );
+        assert_eq!(
+            v2_image_field("expansion.symbol", Of::Cards, made).as_deref(),
+            Some("set.images.symbol")
+        );
+        assert_eq!(
+            v2_image_field("logo", Of::Sets, made).as_deref(),
+            Some("images.logo")
+        );
+        assert_eq!(v2_image_field("logo", Of::Sets, SetImages::Own), None);
+        assert_eq!(v2_image_field("logo", Of::Cards, made), None);
         assert_eq!(
             cards("nationalPokedexNumbers:25"),
             "nationalPokedexNumbers:25"
@@ -449,7 +525,11 @@ mod tests {
         // Left for the engine to place its error.
         assert_eq!(cards("set.id:(a"), "set.id:(a");
         assert_eq!(
-            order_by("-set.releaseDate, number,set.printedTotal", Of::Cards),
+            order_by(
+                "-set.releaseDate, number,set.printedTotal",
+                Of::Cards,
+                SetImages::Own
+            ),
             "-expansion.release_date,number,expansion.printed_total"
         );
         // The path of a nested query the engine names is in its own spelling.
@@ -504,10 +584,13 @@ mod tests {
         );
         // A set's fields are its own.
         assert_eq!(
-            q("ptcgoCode:BS series:base", Of::Sets, None).unwrap(),
+            q("ptcgoCode:BS series:base", Of::Sets, None, SetImages::Own).unwrap(),
             "code:BS series:base"
         );
-        assert_eq!(order_by("-releaseDate", Of::Sets), "-releaseDate");
+        assert_eq!(
+            order_by("-releaseDate", Of::Sets, SetImages::Own),
+            "-releaseDate"
+        );
     }
 
     #[test]
@@ -519,7 +602,7 @@ mod tests {
             cardmarket: true,
         };
         let priced = Some(&served);
-        let cards = |text| q(text, Of::Cards, priced);
+        let cards = |text| q(text, Of::Cards, priced, SetImages::Own);
         let nm = "!type:raw AND !currency:USD AND (!condition:NM OR -condition:*)";
         assert_eq!(
             cards("-tcgplayer.prices.holofoil.market:[1 TO *] OR !tcgplayer.prices.normal.low:2")
@@ -544,11 +627,23 @@ mod tests {
         assert!(cards("tcgplayer.prices.Holofoil.market>1").is_err());
         // Not on a catalog that does not render them, nor on sets.
         assert_eq!(
-            q("tcgplayer.prices.holofoil.market>1", Of::Cards, None).unwrap(),
+            q(
+                "tcgplayer.prices.holofoil.market>1",
+                Of::Cards,
+                None,
+                SetImages::Own
+            )
+            .unwrap(),
             "tcgplayer.prices.holofoil.market>1"
         );
         assert_eq!(
-            q("tcgplayer.prices.holofoil.market>1", Of::Sets, priced).unwrap(),
+            q(
+                "tcgplayer.prices.holofoil.market>1",
+                Of::Sets,
+                priced,
+                SetImages::Own
+            )
+            .unwrap(),
             "tcgplayer.prices.holofoil.market>1"
         );
         // A figure cardex does not render is named, with those it does; a variant no
@@ -563,7 +658,8 @@ mod tests {
             why.ends_with("the variants priced are `alt art`, `holofoil`, `normal`"),
             "{why}"
         );
-        let why = price_sort("tcgplayer.prices.odd\"name.market", priced).unwrap_err();
+        let why =
+            price_sort("tcgplayer.prices.odd\"name.market", priced, SetImages::Own).unwrap_err();
         assert!(
             why.contains("names no variant whose name is empty or holds"),
             "{why}"
@@ -571,6 +667,7 @@ mod tests {
         let why = price_sort(
             "tcgplayer.prices.holofoil.market,-variants.prices.low",
             priced,
+            SetImages::Own,
         )
         .unwrap_err();
         assert!(
@@ -592,6 +689,7 @@ mod tests {
             "cardmarket.prices.trendPrice>1",
             Of::Cards,
             Some(&Served::default()),
+            SetImages::Own,
         )
         .unwrap_err();
         assert!(
@@ -600,28 +698,37 @@ mod tests {
         );
         // A sort: the price first, then the keys after it in the engine's spelling; a
         // name with a space is a phrase.
-        let sort = price_sort("-cardmarket.prices.trendPrice, set.releaseDate", priced)
-            .unwrap()
-            .unwrap();
+        let sort = price_sort(
+            "-cardmarket.prices.trendPrice, set.releaseDate",
+            priced,
+            SetImages::Own,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!((sort.price.figure, sort.descending), ("market", true));
         assert_eq!(sort.then.as_deref(), Some("expansion.release_date"));
-        let sort = price_sort("tcgplayer.prices.alt art.mid", priced)
+        let sort = price_sort("tcgplayer.prices.alt art.mid", priced, SetImages::Own)
             .unwrap()
             .unwrap();
         assert!(sort
             .queries("")
             .0
             .starts_with("variants:(^name:\"alt art\" AND"));
-        assert_eq!(price_sort("number", priced), Ok(None));
+        assert_eq!(price_sort("number", priced, SetImages::Own), Ok(None));
         // Without a price key, keys inside the variants' prices are the engine's to judge.
         assert_eq!(
-            price_sort("number,-variants.prices.market", priced),
+            price_sort("number,-variants.prices.market", priced, SetImages::Own),
             Ok(None)
         );
         assert_eq!(
-            price_sort("-tcgplayer.prices.holofoil.market", None),
+            price_sort("-tcgplayer.prices.holofoil.market", None, SetImages::Own),
             Ok(None)
         );
-        assert!(price_sort("number,tcgplayer.prices.holofoil.market", priced).is_err());
+        assert!(price_sort(
+            "number,tcgplayer.prices.holofoil.market",
+            priced,
+            SetImages::Own
+        )
+        .is_err());
     }
 }

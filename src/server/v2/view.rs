@@ -26,7 +26,7 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{json, Map, Value};
 
-use super::query::Served;
+use super::query::{Served, SetImages};
 use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::naming::camel_case;
 use crate::store::TextList;
@@ -76,6 +76,8 @@ pub(crate) struct V2View {
     prices: Option<Served>,
     /// Whether some card carries a `tcgplayer` or `cardmarket` of its own.
     pub own_prices: bool,
+    /// Where the sets' `images` come from.
+    pub set_images: SetImages,
 }
 
 impl V2View {
@@ -184,6 +186,7 @@ impl V2View {
             set_fields: set_fields.into_iter().collect(),
             prices,
             own_prices: own,
+            set_images: V2View::set_images(catalog),
         }
     }
 
@@ -191,6 +194,17 @@ impl V2View {
     /// from the variants' prices (then their figures are searched and sorted by).
     pub(crate) fn prices(&self) -> Option<&Served> {
         self.prices.as_ref()
+    }
+
+    /// Where the sets' `images` come from: their own, or their `logo` and `symbol` where
+    /// no set has `images` (what [`v2_set`] serves).
+    fn set_images(catalog: &Catalog) -> SetImages {
+        let mut fields = catalog.expansions().fields();
+        if fields.any(|f| f.path == "images" || f.path.starts_with("images.")) {
+            SetImages::Own
+        } else {
+            SetImages::LogoAndSymbol
+        }
     }
 
     /// The top-level fields the cards have.
