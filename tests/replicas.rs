@@ -90,6 +90,18 @@ async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops
         i64::from(PG_SCHEMA_VERSION)
     );
     assert_eq!(pg.psql("cardex", "SELECT count(*) FROM cardex_schema"), "1");
+    // A role that may read and write the tables and run the functions, but not create
+    // anything, uses a database at the current version (no DDL runs).
+    pg.psql(
+        "cardex",
+        "CREATE ROLE limited LOGIN; REVOKE CREATE ON SCHEMA public FROM PUBLIC; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO limited; \
+         GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO limited",
+    );
+    let limited = url.replacen("postgres@", "limited@", 1);
+    let (code, out, err) = cardex(&["accounts", "list", "--state", &limited]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("team\ttotal_credits"), "{out}");
     // A database that stops answering without closing its connections: a call fails after
     // its bound instead of waiting for TCP to give up.
     pg.signal_all("STOP");
@@ -115,6 +127,34 @@ async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("written by a newer cardex"), "{err}");
     assert!(err.contains("postgres://postgres@/cardex"), "{err}");
+    // A `cardex_schema` table cardex did not write: refused, saying what is wrong, and
+    // left as it was.
+    for (sql, says) in [
+        ("UPDATE cardex_schema SET version = -1", "holds version -1"),
+        (
+            "INSERT INTO cardex_schema VALUES (1)",
+            "holds 2 rows, not one",
+        ),
+        (
+            "DELETE FROM cardex_schema; ALTER TABLE cardex_schema ALTER COLUMN version TYPE BIGINT; INSERT INTO cardex_schema VALUES (1)",
+            "has a `version` of type int8, not integer",
+        ),
+    ] {
+        pg.psql("cardex", sql);
+        let before = pg.psql("cardex", "SELECT count(*) FROM cardex_schema");
+        for command in [&["serve", "--addr", "127.0.0.1:0"][..], &["accounts", "list"][..]] {
+            let mut args = command.to_vec();
+            args.extend(["--state", url.as_str()]);
+            let (code, _, err) = cardex(&args);
+            assert_eq!(code, Some(2), "{err}");
+            assert!(
+                err.contains(&format!("its table `cardex_schema` {says}, so cardex did not write it")),
+                "{err}"
+            );
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        assert_eq!(pg.psql("cardex", "SELECT count(*) FROM cardex_schema"), before);
+    }
     // A command that works on an existing state, given a database without one: refused,
     // and nothing made there (a mistyped database is not a new, empty state).
     let other = pg.database("other");

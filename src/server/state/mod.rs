@@ -189,6 +189,14 @@ pub enum StateError {
         /// What serde_json said.
         reason: String,
     },
+    /// The PostgreSQL table `cardex_schema` is not one cardex wrote: several rows, a
+    /// negative version, a column of another type.
+    ForeignSchemaTable {
+        /// The state, as configured.
+        state: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The database's schema is newer than this server knows: a newer cardex wrote it.
     NewerSchema {
         /// The state, as configured.
@@ -227,6 +235,10 @@ impl fmt::Display for StateError {
                 let causes = causes(source.as_ref());
                 write!(f, "{state}: cannot {doing}: {source}{causes}")
             }
+            StateError::ForeignSchemaTable { state, why } => write!(
+                f,
+                "{state}: its table `cardex_schema` {why}, so cardex did not write it; nothing was changed: give --state a database of its own for cardex, or restore a backup"
+            ),
             StateError::NewerSchema {
                 state,
                 found,
@@ -302,18 +314,24 @@ pub(crate) fn causes(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// `url` with its passwords (if any) replaced by `***`, for messages and logs: the one in
-/// the user information, which runs to the first `@` as the PostgreSQL driver reads it
-/// (so a `/` in the password is hidden too), and the value of every `password=` pair
-/// wherever it stands (its name percent-decoded, as the driver decodes it).
+/// the user information, taken to run to the last `@` before the query (so a `/` or an
+/// unencoded `@` in the password is hidden too), the value of every `password=` pair
+/// wherever it stands (its name percent-decoded, as the driver decodes it), and, in a
+/// text that is no URL, a `password = value` of libpq's keyword form.
 fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return hide_password_pairs(url);
+        return hide_keyword_password(&hide_password_pairs(url));
     };
     let mut out = format!("{scheme}://");
     // The `password=` values first, each to the next `?` or `&` (an `@` in one is the
-    // password's); then, as the driver reads it, the user part ends at the first `@`.
+    // password's); then the user part, to the last `@` before the query that follows
+    // the first `@` (a `?` before it is the password's).
     let rest = hide_password_pairs(rest);
-    let after = match rest.split_once('@') {
+    let user_end = rest.find('@').map(|first| {
+        let query = rest[first..].find('?').map_or(rest.len(), |q| first + q);
+        rest[..query].rfind('@').unwrap_or(first)
+    });
+    let after = match user_end.map(|at| (&rest[..at], &rest[at + 1..])) {
         Some((userinfo, after)) => {
             match userinfo.split_once(':') {
                 Some((user, _)) => {
@@ -328,6 +346,49 @@ fn without_password(url: &str) -> String {
         None => &rest,
     };
     out.push_str(&hide_password_pairs(after));
+    out
+}
+
+/// `text` with the value of each `password` of libpq's keyword form (`host=h
+/// password=secret`, `password = 'a b'`) replaced by `***`: to the closing quote of a
+/// quoted value, else to the next white space.
+fn hide_keyword_password(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.to_ascii_lowercase().find("password") {
+        let after_name = &rest[at + "password".len()..];
+        let spaced = after_name.trim_start();
+        let Some(value) = spaced.strip_prefix('=') else {
+            out.push_str(&rest[..at + "password".len()]);
+            rest = after_name;
+            continue;
+        };
+        let value = value.trim_start();
+        let end = match value.strip_prefix('\'') {
+            Some(quoted) => {
+                let mut chars = quoted.char_indices();
+                let mut close = quoted.len();
+                while let Some((i, c)) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '\'' => {
+                            close = i + 1;
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                1 + close
+            }
+            None => value.find(char::is_whitespace).unwrap_or(value.len()),
+        };
+        out.push_str(&rest[..at + "password".len()]);
+        out.push_str("=***");
+        rest = &value[end..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -803,8 +864,34 @@ mod tests {
                 "postgres://u@h/db?pass%77ord=hunter2&connect_timeout=2",
                 "postgres://u@h/db?pass%77ord=***&connect_timeout=2",
             ),
+            // An unencoded `@` (or `?`) in the password: all of it hidden.
+            (
+                "postgres://cardex:p@ss@127.0.0.1:5432/cardex",
+                "postgres://cardex:***@127.0.0.1:5432/cardex",
+            ),
+            (
+                "postgres://cardex:p?s@ss@h/db?application_name=a@b",
+                "postgres://cardex:***@h/db?application_name=a@b",
+            ),
         ] {
             assert_eq!(StateUrl::parse(url).unwrap().to_string(), shown);
+        }
+        // libpq's keyword form is no state URL, and its password is not shown.
+        for (text, shown) in [
+            (
+                "host=127.0.0.1 user=cardex password=topsecret dbname=cardex",
+                "host=127.0.0.1 user=cardex password=*** dbname=cardex",
+            ),
+            (
+                "PASSWORD = 'top \\' secret' dbname=cardex",
+                "PASSWORD=*** dbname=cardex",
+            ),
+            ("password='unclosed secret", "password=***"),
+            ("passwords are here", "passwords are here"),
+        ] {
+            let e = StateUrl::parse(text).unwrap_err().to_string();
+            assert!(e.contains(&format!("`{shown}` is not a state URL")), "{e}");
+            assert!(!e.contains("secret"), "{e}");
         }
         let e = StateUrl::parse("postgres://u:pw@h/db?sslmode=bogus&password=x1").unwrap_err();
         assert!(!e.to_string().contains("x1"), "{e}");

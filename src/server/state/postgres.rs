@@ -300,14 +300,23 @@ impl PgState {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
             .await
             .map_err(fail)?;
-        tx.batch_execute("CREATE TABLE IF NOT EXISTS cardex_schema (version INTEGER NOT NULL)")
-            .await
-            .map_err(fail)?;
-        let version: i32 = tx
-            .query_opt("SELECT version FROM cardex_schema", &[])
+        // A database at the current version takes no DDL, so a role without CREATE on the
+        // schema can serve it.
+        let exists: bool = tx
+            .query_one("SELECT to_regclass('cardex_schema') IS NOT NULL", &[])
             .await
             .map_err(fail)?
-            .map_or(0, |row| row.get(0));
+            .get(0);
+        if !exists {
+            tx.batch_execute("CREATE TABLE cardex_schema (version INTEGER NOT NULL)")
+                .await
+                .map_err(fail)?;
+        }
+        let rows = tx
+            .query("SELECT version FROM cardex_schema", &[])
+            .await
+            .map_err(fail)?;
+        let version = self.stored_version(&rows)?.unwrap_or(0);
         if version > PG_SCHEMA_VERSION {
             return Err(StateError::NewerSchema {
                 state: self.shown.clone(),
@@ -315,7 +324,7 @@ impl PgState {
                 known: i64::from(PG_SCHEMA_VERSION),
             });
         }
-        for migration in &MIGRATIONS[version as usize..] {
+        for migration in MIGRATIONS.iter().skip(version as usize) {
             tx.batch_execute(migration).await.map_err(fail)?;
         }
         if version < PG_SCHEMA_VERSION {
@@ -339,11 +348,40 @@ impl PgState {
     /// The database's.
     pub async fn schema_version(&self) -> Result<i64, StateError> {
         let db = self.client("read the schema version").await?;
-        let row = db
-            .query_one("SELECT version FROM cardex_schema", &[])
+        let rows = db
+            .query("SELECT version FROM cardex_schema", &[])
             .await
             .map_err(|e| self.fail("read the schema version")(e.into()))?;
-        Ok(i64::from(row.get::<_, i32>(0)))
+        let version = self
+            .stored_version(&rows)?
+            .ok_or_else(|| StateError::NoState {
+                state: self.shown.clone(),
+            })?;
+        Ok(i64::from(version))
+    }
+
+    /// The version in the rows of `cardex_schema`: none for no row; an error for a table
+    /// cardex did not write (several rows, a version below 0, a column of another type).
+    fn stored_version(&self, rows: &[tokio_postgres::Row]) -> Result<Option<i32>, StateError> {
+        let foreign = |why: String| StateError::ForeignSchemaTable {
+            state: self.shown.clone(),
+            why,
+        };
+        let row = match rows {
+            [] => return Ok(None),
+            [row] => row,
+            _ => return Err(foreign(format!("holds {} rows, not one", rows.len()))),
+        };
+        let version: i32 = row.try_get(0).map_err(|_| {
+            foreign(format!(
+                "has a `version` of type {}, not integer",
+                row.columns()[0].type_()
+            ))
+        })?;
+        if version < 0 {
+            return Err(foreign(format!("holds version {version}")));
+        }
+        Ok(Some(version))
     }
 
     /// Whether the database answers.
