@@ -2,7 +2,8 @@
 //! and pg_ctl in a scratch folder, a Unix socket only): migrations on an empty and an
 //! up-to-date database and a schema from a newer cardex; two `cardex serve` replicas on
 //! one database sharing one rate limit and charging each answer once; a replica killed
-//! with SIGKILL mid-load; the database stopped for 5 s mid-load and started again.
+//! with SIGKILL mid-load; the database stopped for 5 s mid-load and started again; a
+//! statement the database refuses, which is no outage.
 
 // They run the `cardex` binary, which needs the `cli` feature.
 #![cfg(all(feature = "server", feature = "cli"))]
@@ -481,5 +482,62 @@ async fn a_database_outage_is_spooled_and_replayed_exactly() {
         "{log}"
     );
     b.stop();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A statement the database refuses (here a permission taken away) is a fault, not an
+/// outage: the request is answered `503 state_unavailable` and costs nothing, and the
+/// replica neither spools nor falls back to its own limiter; once the permission is back,
+/// requests are admitted and charged in the database again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_the_database_refuses_is_no_outage() {
+    let Some((pg, url, acme)) = database_with_acme("refused") else {
+        return;
+    };
+    pg.psql(
+        "cardex",
+        "CREATE ROLE limited LOGIN; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO limited; \
+         GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO limited",
+    );
+    let limited = url.replacen("postgres@", "limited@", 1);
+    let dir = scratch("pg-refused");
+    let a = replica(&limited, &dir, "a", &[]);
+    let c = reqwest::Client::new();
+    let card = a.url("/pokemon/v1/cards/emc-4");
+    assert_eq!(
+        status_of(&c, &card, &acme, "acme").await.unwrap().0,
+        StatusCode::OK
+    );
+    let charged = used(&pg, "acme");
+    assert_eq!(charged, 1);
+    pg.psql("cardex", "REVOKE UPDATE ON rate_windows FROM limited");
+    for _ in 0..3 {
+        let r = c
+            .get(&card)
+            .header("X-Api-Key", &acme)
+            .header("X-Team-ID", "acme")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let body = r.text().await.unwrap();
+        assert!(body.contains("\"code\":\"state_unavailable\""), "{body}");
+    }
+    let log = a.log();
+    assert!(log.contains("event=state_error"), "{log}");
+    assert!(log.contains("permission denied"), "{log}");
+    assert!(!log.contains("event=state_down"), "{log}");
+    assert_eq!(used(&pg, "acme"), charged);
+    pg.psql("cardex", "GRANT UPDATE ON rate_windows TO limited");
+    assert_eq!(
+        status_of(&c, &card, &acme, "acme").await.unwrap().0,
+        StatusCode::OK
+    );
+    assert_eq!(used(&pg, "acme"), charged + 1);
+    let log = a.log();
+    assert!(!log.contains("event=state_down"), "{log}");
+    assert!(!log.contains("event=state_restored"), "{log}");
+    a.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }

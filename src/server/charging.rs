@@ -152,6 +152,9 @@ impl Charging {
                         Ok(Some(wait)) => {
                             return Err(NotCharged::Refused(Refused { retry_after: wait }))
                         }
+                        // The database refused the statement (a permission taken away, a
+                        // table altered): a fault to fix, not an outage to ride out.
+                        Err(e) if !e.is_outage() => return Err(NotCharged::Unavailable(e)),
                         Err(e) => {
                             if !shared.down.swap(true, Ordering::AcqRel) {
                                 tracing::warn!(

@@ -286,6 +286,30 @@ impl fmt::Display for StateError {
     }
 }
 
+impl StateError {
+    /// Whether the error says the database cannot be reached, rather than that it refused
+    /// a statement: no connection (refused, broken, timed out, none left in the pool), or
+    /// an error of SQLSTATE class 08 (connection), 40 (a transaction rolled back: a
+    /// deadlock, a serialization failure), 53 (resources), 57 (shutting down, a
+    /// statement cancelled) or 58 (system). A permission, constraint or data error is the
+    /// database's answer, not an outage.
+    pub(crate) fn is_outage(&self) -> bool {
+        let StateError::Database { source, .. } = self else {
+            return false;
+        };
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
+        while let Some(error) = cause {
+            if let Some(pg) = error.downcast_ref::<tokio_postgres::Error>() {
+                return pg.code().is_none_or(|code| {
+                    matches!(code.code().get(..2), Some("08" | "40" | "53" | "57" | "58"))
+                });
+            }
+            cause = error.source();
+        }
+        true
+    }
+}
+
 impl std::error::Error for StateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
