@@ -5,7 +5,8 @@
 //! expansion, one digest of the sorted fingerprints of every price or pop report record
 //! that counts for that expansion. A record counts for every expansion in its variant's `printings`, or,
 //! when the variant has none, for the card's `expansion_id`. A fingerprint covers the
-//! card id, the variant (its name and, for repeated names, which occurrence), and the
+//! card id, the variant (its name and, among variants of that name counting for the same
+//! expansions, which occurrence), and the
 //! record's content in canonical form: object keys in sorted order, numbers by value
 //! (`26` = `26.0`), so reformatting or reordering a snapshot's keys is not a change. Two
 //! loads differ for an expansion and kind exactly when their fingerprint lists differ: a
@@ -298,12 +299,13 @@ fn card_marks(doc: &str) -> Vec<(ChangeKind, Cow<'_, str>, u64)> {
     };
     let debut = card.expansion_id.clone().unwrap_or_default();
     let id = card.id.as_deref().unwrap_or_default();
-    let mut seen_names: HashMap<&str, u32> = HashMap::new();
+    // A variant is told from its card's others by its name and the expansions it counts
+    // for, and among variants alike in both, by its place: so reordering variants that
+    // differ in either, or adding one, moves no other variant's records.
+    let mut seen: HashMap<(&str, Vec<&Cow<'_, str>>), u32> = HashMap::new();
     let mut out = Vec::new();
     for variant in card.variants.iter().flatten() {
         let name = variant.name.as_deref().unwrap_or("");
-        let occurrence = seen_names.entry(name).or_default();
-        *occurrence += 1;
         let mut expansions: Vec<&Cow<'_, str>> = if variant.printings.is_empty() {
             vec![&debut]
         } else {
@@ -311,6 +313,8 @@ fn card_marks(doc: &str) -> Vec<(ChangeKind, Cow<'_, str>, u64)> {
         };
         expansions.sort_unstable();
         expansions.dedup();
+        let occurrence = seen.entry((name, expansions.clone())).or_default();
+        *occurrence += 1;
         let prices = variant.prices.iter().map(|r| {
             let kind = if r.graded {
                 ChangeKind::GradedPrices
@@ -774,6 +778,49 @@ mod tests {
         // The same record under another card id is a change for that expansion.
         let other = CARD.replace("\"c1\"", "\"c2\"");
         assert_eq!(changed(&[CARD], &[&other]).len(), 5);
+    }
+
+    #[test]
+    fn variants_of_one_name_are_told_apart_by_their_expansions_then_their_place() {
+        const TWO: &str = r#"{"id":"c1","expansion_id":"A","variants":[
+            {"name":"Normal","prices":[{"type":"raw","market":1}]},
+            {"name":"Normal","printings":["B"],"prices":[{"type":"raw","market":2}]}]}"#;
+        let swapped = r#"{"id":"c1","expansion_id":"A","variants":[
+            {"name":"Normal","printings":["B"],"prices":[{"type":"raw","market":2}]},
+            {"name":"Normal","prices":[{"type":"raw","market":1}]}]}"#;
+        assert!(changed(&[TWO], &[swapped]).is_empty());
+        // A variant added before them changes its own expansion only.
+        let added = TWO.replace(
+            "\"variants\":[",
+            "\"variants\":[{\"name\":\"Normal\",\"printings\":[\"A\"],\"prices\":[{\"type\":\"raw\",\"market\":3}]},",
+        );
+        assert_eq!(
+            changed(&[TWO], &[&added]),
+            [(ChangeKind::RawPrices, "A".to_string())]
+        );
+        // A record moved between the two is a change for both expansions.
+        let moved = TWO.replace("\"market\":1}", "\"market\":2}").replace(
+            "\"printings\":[\"B\"],\"prices\":[{\"type\":\"raw\",\"market\":2}]",
+            "\"printings\":[\"B\"],\"prices\":[{\"type\":\"raw\",\"market\":1}]",
+        );
+        assert_eq!(
+            changed(&[TWO], &[&moved]),
+            [
+                (ChangeKind::RawPrices, "A".to_string()),
+                (ChangeKind::RawPrices, "B".to_string())
+            ]
+        );
+        // Variants alike in name and expansions are told apart by their place: swapping
+        // two that differ in prices is a change.
+        let alike = TWO.replace("\"printings\":[\"B\"],", "\"printings\":[\"A\"],");
+        let alike_swapped = alike
+            .replace("\"market\":1}", "\"market\":X}")
+            .replace("\"market\":2}", "\"market\":1}")
+            .replace("\"market\":X}", "\"market\":2}");
+        assert_eq!(
+            changed(&[&alike], &[&alike_swapped]),
+            [(ChangeKind::RawPrices, "A".to_string())]
+        );
     }
 
     #[test]
