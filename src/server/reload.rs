@@ -63,10 +63,12 @@ fn identity(_: &std::fs::Metadata) -> (u64, i64, i64) {
     (0, 0, 0)
 }
 
-/// Every file in the snapshot folder (three levels: catalog folders, their `cards/` and
-/// `expansions/`), following symbolic links as the loader does, sorted; with the entries
-/// the loader refuses (a broken link, a folder where a records file would be), so that
-/// mending them is a change too.
+/// Every file the loader may read in the snapshot folder (three levels: catalog folders,
+/// their `cards/` and `expansions/`), following symbolic links as the loader does, sorted;
+/// with the entries the loader refuses (a broken link, a folder where a records file would
+/// be, a file where `cards/` would be), so that mending them is a change too. Files it
+/// never reads (not `.json`, or hidden: a state database, an editor's swap file) are
+/// left out, so writing them reloads nothing.
 pub(super) fn folder_stamp(root: &Path) -> Stamp {
     fn walk(dir: &Path, depth: u32, out: &mut Stamp) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -81,7 +83,7 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
             };
             if meta.is_dir() && depth < 2 {
                 walk(&path, depth + 1, out);
-            } else {
+            } else if read_by_the_loader(&path) {
                 let (len, modified, id) = (meta.len(), meta.modified().ok(), identity(&meta));
                 out.push((path, len, modified, id));
             }
@@ -91,6 +93,15 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
     walk(root, 0, &mut out);
     out.sort();
     out
+}
+
+/// Whether the loader reads (or refuses) an entry named so: a `.json` name that is not
+/// hidden, or `cards` and `expansions` (which must be folders).
+fn read_by_the_loader(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str());
+    let hidden = name.is_some_and(|n| n.starts_with('.'));
+    let json = path.extension().is_some_and(|e| e == "json");
+    (json && !hidden) || matches!(name, Some("cards" | "expansions"))
 }
 
 /// After this many checks in a row that each saw a different new state, the watcher
@@ -348,7 +359,19 @@ mod tests {
         let mended = folder_stamp(&root);
         assert_ne!(mended, before);
         std::fs::remove_file(cards.join("gone.json")).unwrap();
-        assert_ne!(folder_stamp(&root), mended);
+        let now = folder_stamp(&root);
+        assert_ne!(now, mended);
+        // Files the loader never reads change nothing: a state database and its log, an
+        // editor's swap file, a hidden file.
+        std::fs::write(root.join("state.db"), "x").unwrap();
+        std::fs::write(root.join("c/state.db-wal"), "x").unwrap();
+        std::fs::write(cards.join(".a.json.swp"), "x").unwrap();
+        std::fs::write(cards.join(".hidden.json"), "[]").unwrap();
+        std::fs::write(cards.join("notes.txt"), "x").unwrap();
+        assert_eq!(folder_stamp(&root), now);
+        // A file where the `expansions` folder belongs is refused by the loader: stamped.
+        std::fs::write(root.join("c/expansions"), "x").unwrap();
+        assert_ne!(folder_stamp(&root), now);
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
