@@ -97,12 +97,37 @@ async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops
         "cardex",
         "CREATE ROLE limited LOGIN; REVOKE CREATE ON SCHEMA public FROM PUBLIC; \
          GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO limited; \
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO limited; \
          GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO limited",
     );
     let limited = url.replacen("postgres@", "limited@", 1);
     let (code, out, err) = cardex(&["accounts", "list", "--state", &limited]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.starts_with("team\ttotal_credits"), "{out}");
+    // A role with a schema of its name, first in the default search path (`"$user",
+    // public`), gets a state of its own there, though `public` further along holds another.
+    pg.psql(
+        "cardex",
+        "CREATE ROLE scoped LOGIN; CREATE SCHEMA scoped AUTHORIZATION scoped",
+    );
+    let scoped = url.replacen("postgres@", "scoped@", 1);
+    let (code, _, err) = cardex(&[
+        "accounts",
+        "add-key",
+        "--state",
+        &scoped,
+        "--team",
+        "scopedteam",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(pg.psql("cardex", "SELECT count(*) FROM scoped.teams"), "1");
+    assert_eq!(
+        pg.psql(
+            "cardex",
+            "SELECT count(*) FROM public.teams WHERE id = 'scopedteam'"
+        ),
+        "0"
+    );
     // A database that stops answering without closing its connections: a call fails after
     // its bound instead of waiting for TCP to give up.
     pg.signal_all("STOP");
@@ -498,6 +523,7 @@ async fn a_statement_the_database_refuses_is_no_outage() {
         "cardex",
         "CREATE ROLE limited LOGIN; \
          GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO limited; \
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO limited; \
          GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO limited",
     );
     let limited = url.replacen("postgres@", "limited@", 1);

@@ -344,7 +344,7 @@ pub(crate) fn causes(error: &(dyn std::error::Error + 'static)) -> String {
 /// text that is no URL, a `password = value` of libpq's keyword form.
 fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return hide_keyword_password(&hide_password_pairs(url));
+        return hide_keyword_password(url);
     };
     let mut out = format!("{scheme}://");
     // The `password=` values first, each to the next `?` or `&` (an `@` in one is the
@@ -352,7 +352,12 @@ fn without_password(url: &str) -> String {
     // the first `@` (a `?` before it is the password's).
     let rest = hide_password_pairs(rest);
     let user_end = rest.find('@').map(|first| {
-        let query = rest[first..].find('?').map_or(rest.len(), |q| first + q);
+        // The query starts at the first `?` after the path's `/` (a `?` before it is the
+        // password's); the user part, at the last `@` before the query.
+        let query = rest[first..]
+            .find('/')
+            .and_then(|slash| rest[first + slash..].find('?').map(|q| first + slash + q))
+            .unwrap_or(rest.len());
         rest[..query].rfind('@').unwrap_or(first)
     });
     let after = match user_end.map(|at| (&rest[..at], &rest[at + 1..])) {
@@ -406,7 +411,20 @@ fn hide_keyword_password(text: &str) -> String {
                 }
                 1 + close
             }
-            None => value.find(char::is_whitespace).unwrap_or(value.len()),
+            // Unquoted: to the next white space that no `\\` escapes.
+            None => {
+                let mut chars = value.char_indices();
+                let mut end = value.len();
+                while let Some((i, c)) = chars.next() {
+                    if c == '\\' {
+                        chars.next();
+                    } else if c.is_whitespace() {
+                        end = i;
+                        break;
+                    }
+                }
+                end
+            }
         };
         out.push_str(&rest[..at + "password".len()]);
         out.push_str("=***");
@@ -888,7 +906,7 @@ mod tests {
                 "postgres://u@h/db?pass%77ord=hunter2&connect_timeout=2",
                 "postgres://u@h/db?pass%77ord=***&connect_timeout=2",
             ),
-            // An unencoded `@` (or `?`) in the password: all of it hidden.
+            // An unencoded `@` (with a `?` after it) in the password: all of it hidden.
             (
                 "postgres://cardex:p@ss@127.0.0.1:5432/cardex",
                 "postgres://cardex:***@127.0.0.1:5432/cardex",
@@ -900,6 +918,11 @@ mod tests {
         ] {
             assert_eq!(StateUrl::parse(url).unwrap().to_string(), shown);
         }
+        // A URL the driver refuses shows no part of its password either.
+        let e = StateUrl::parse("postgres://u:p@s?s@127.0.0.1:1/db")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`postgres://u:***@127.0.0.1:1/db`"), "{e}");
         // libpq's keyword form is no state URL, and its password is not shown.
         for (text, shown) in [
             (
@@ -911,6 +934,7 @@ mod tests {
                 "PASSWORD=*** dbname=cardex",
             ),
             ("password='unclosed secret", "password=***"),
+            ("password=top\\ secret host=h", "password=*** host=h"),
             ("passwords are here", "passwords are here"),
         ] {
             let e = StateUrl::parse(text).unwrap_err().to_string();

@@ -302,8 +302,14 @@ impl PgState {
             .map_err(fail)?;
         // A database at the current version takes no DDL, so a role without CREATE on the
         // schema can serve it.
+        // In the schema tables are made in (the first of the search path), as `CREATE
+        // TABLE` would: a `cardex_schema` further along the path is another state's.
         let exists: bool = tx
-            .query_one("SELECT to_regclass('cardex_schema') IS NOT NULL", &[])
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables \
+                 WHERE schemaname = current_schema() AND tablename = 'cardex_schema')",
+                &[],
+            )
             .await
             .map_err(fail)?
             .get(0);
@@ -372,12 +378,13 @@ impl PgState {
             [row] => row,
             _ => return Err(foreign(format!("holds {} rows, not one", rows.len()))),
         };
-        let version: i32 = row.try_get(0).map_err(|_| {
+        let version: Option<i32> = row.try_get(0).map_err(|_| {
             foreign(format!(
                 "has a `version` of type {}, not integer",
                 row.columns()[0].type_()
             ))
         })?;
+        let version = version.ok_or_else(|| foreign("holds a null version".to_string()))?;
         if version < 0 {
             return Err(foreign(format!("holds version {version}")));
         }

@@ -21,12 +21,16 @@ pub(crate) enum Of {
 /// Where a catalog's v2 sets take their `images` from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SetImages {
-    /// The sets' own `images` (the Pokémon TCG API's layout), or none.
+    /// The sets' own `images` (the Pokémon TCG API's layout): some set `/v2` serves has
+    /// them.
     Own,
     /// The sets' `logo` and `symbol` (cardex's layout; see [`super::view`]): v2's
     /// `images.logo` and `images.symbol` name them.
     LogoAndSymbol,
 }
+
+/// The fields of a set in cardex's layout that v2 serves under `images`.
+pub(crate) const SET_IMAGES: [&str; 2] = ["symbol", "logo"];
 
 /// The engine's name for the v2 field path `field` of a card or a set. Its case is the
 /// engine's concern (a field name's case tells no two fields apart), so `Set.id` and
@@ -37,16 +41,25 @@ pub(crate) fn field(field: &str, of: Of, images: SetImages) -> Cow<'_, str> {
         crate::naming::strip_field_prefix(path, "images.")
             .filter(|_| images == SetImages::LogoAndSymbol)
             .and_then(|name| {
-                ["logo", "symbol"]
+                SET_IMAGES
                     .into_iter()
                     .find(|known| name.eq_ignore_ascii_case(known))
             })
     };
     match (of, set_field) {
-        (Of::Cards, Some(rest)) if image(rest).is_some() => {
-            Cow::Owned(format!("expansion.{}", image(rest).unwrap_or_default()))
+        (Of::Cards, Some(rest)) => {
+            if let Some(image) = image(rest) {
+                return Cow::Owned(format!("expansion.{image}"));
+            }
         }
-        (Of::Sets, _) if image(field).is_some() => Cow::Borrowed(image(field).unwrap_or_default()),
+        (Of::Sets, _) => {
+            if let Some(image) = image(field) {
+                return Cow::Borrowed(image);
+            }
+        }
+        _ => {}
+    }
+    match (of, set_field) {
         (Of::Cards, Some(id)) if id.eq_ignore_ascii_case("id") => Cow::Borrowed("expansion_id"),
         (Of::Cards, Some(code)) if code.eq_ignore_ascii_case("ptcgoCode") => {
             Cow::Borrowed("expansion.code")
@@ -445,9 +458,7 @@ pub(crate) fn v2_image_field(path: &str, of: Of, images: SetImages) -> Option<St
         Of::Cards => path.strip_prefix("expansion.")?,
         Of::Sets => path,
     };
-    let image = ["logo", "symbol"]
-        .into_iter()
-        .find(|known| *known == name)?;
+    let image = SET_IMAGES.into_iter().find(|known| *known == name)?;
     Some(match of {
         Of::Cards => format!("set.images.{image}"),
         Of::Sets => format!("images.{image}"),

@@ -26,7 +26,7 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{json, Map, Value};
 
-use super::query::{Served, SetImages};
+use super::query::{Served, SetImages, SET_IMAGES};
 use crate::json::transcode::{Kind, Member, Transcoder};
 use crate::naming::camel_case;
 use crate::store::TextList;
@@ -76,7 +76,7 @@ pub(crate) struct V2View {
     prices: Option<Served>,
     /// Whether some card carries a `tcgplayer` or `cardmarket` of its own.
     pub own_prices: bool,
-    /// Where the sets' `images` come from.
+    /// Where the sets' `images` come from: their own where a set served has them.
     pub set_images: SetImages,
 }
 
@@ -97,11 +97,14 @@ impl V2View {
         let mut sets = vec![None; catalog.expansions().len()];
         let mut set_of: HashMap<String, u32> = HashMap::new();
         let mut set_fields = BTreeSet::new();
+        // Whether a set served carries `images` of its own.
+        let mut own_set_images = false;
         for id in everything(catalog.expansion_hits(&scope)) {
             let json = catalog
                 .expansions()
                 .with_doc(id, |doc| v2_set(&mut transcoder, doc));
-            if let Some(json) = json {
+            if let Some((json, own)) = json {
+                own_set_images |= own;
                 top_level(&json, &mut set_fields);
                 set_of.insert(catalog.expansions().record_id(id).into_owned(), id);
                 sets[id as usize] = Some(json.into_boxed_str());
@@ -186,7 +189,11 @@ impl V2View {
             set_fields: set_fields.into_iter().collect(),
             prices,
             own_prices: own,
-            set_images: V2View::set_images(catalog),
+            set_images: if own_set_images {
+                SetImages::Own
+            } else {
+                SetImages::LogoAndSymbol
+            },
         }
     }
 
@@ -194,17 +201,6 @@ impl V2View {
     /// from the variants' prices (then their figures are searched and sorted by).
     pub(crate) fn prices(&self) -> Option<&Served> {
         self.prices.as_ref()
-    }
-
-    /// Where the sets' `images` come from: their own, or their `logo` and `symbol` where
-    /// no set has `images` (what [`v2_set`] serves).
-    fn set_images(catalog: &Catalog) -> SetImages {
-        let mut fields = catalog.expansions().fields();
-        if fields.any(|f| f.path == "images" || f.path.starts_with("images.")) {
-            SetImages::Own
-        } else {
-            SetImages::LogoAndSymbol
-        }
     }
 
     /// The top-level fields the cards have.
@@ -278,8 +274,8 @@ fn member(json: &mut String, key: &str, value: &str) {
     json.push_str(value);
 }
 
-/// A set's v2 JSON from its stored JSON.
-fn v2_set(t: &mut Transcoder, doc: &str) -> Option<String> {
+/// A set's v2 JSON from its stored JSON, and whether it has `images` of its own.
+fn v2_set(t: &mut Transcoder, doc: &str) -> Option<(String, bool)> {
     t.record(doc).ok()?;
     if t.layout.kind != Some(Kind::Object) {
         return None;
@@ -300,7 +296,7 @@ fn v2_set(t: &mut Transcoder, doc: &str) -> Option<String> {
             k if ADDED_TO_SETS.contains(&k) => {}
             "code" if has_ptcgo_code => {}
             "code" => member(&mut json, "ptcgoCode", value),
-            "logo" | "symbol" if m.kind == Kind::String => {
+            k if SET_IMAGES.contains(&k) && m.kind == Kind::String => {
                 images.insert(key.to_string(), serde_json::from_str(value).ok()?);
             }
             _ => {
@@ -312,7 +308,7 @@ fn v2_set(t: &mut Transcoder, doc: &str) -> Option<String> {
     if !has_images && !images.is_empty() {
         // v2 lists the symbol first.
         let mut ordered = Map::new();
-        for k in ["symbol", "logo"] {
+        for k in SET_IMAGES {
             if let Some(v) = images.remove(k) {
                 ordered.insert(k.to_string(), v);
             }
@@ -320,7 +316,7 @@ fn v2_set(t: &mut Transcoder, doc: &str) -> Option<String> {
         member(&mut json, "images", &Value::Object(ordered).to_string());
     }
     json.push('}');
-    Some(json)
+    Some((json, has_images))
 }
 
 /// A card's v2 JSON from its stored JSON, with `set_json` giving its set's v2 JSON by the

@@ -167,10 +167,13 @@ impl Webhooks {
             path: path.to_path_buf(),
             source,
         })?;
+        // A byte order mark first is read past, as in snapshot and accounts files.
         let webhooks: Webhooks =
-            serde_json::from_str(&text).map_err(|source| WebhooksError::Parse {
-                path: path.to_path_buf(),
-                source,
+            serde_json::from_str(crate::json::without_bom(&text)).map_err(|source| {
+                WebhooksError::Parse {
+                    path: path.to_path_buf(),
+                    source,
+                }
             })?;
         webhooks.check().map_err(|problem| WebhooksError::Invalid {
             path: path.to_path_buf(),
@@ -300,6 +303,9 @@ pub(super) mod tests {
         let e = Webhooks::read(&broken).unwrap_err();
         assert!(matches!(e, WebhooksError::Invalid { .. }), "{e:?}");
         assert!(e.to_string().contains("http:// or https:// URL"), "{e}");
+        let good = r#"{"subscriptions": [{"id": "a", "url": "https://x", "secret": "whsec_0123456789abcdef", "events": ["*"]}]}"#;
+        std::fs::write(&broken, format!("\u{FEFF}{good}")).unwrap();
+        assert_eq!(Webhooks::read(&broken).unwrap().subscriptions.len(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
