@@ -152,6 +152,13 @@ fn the_document_is_made_for_the_server_that_serves_it() {
                         "{path}"
                     );
                 }
+                // Every /v2 path refuses a `q` that is not UTF-8, as it says.
+                if path.starts_with("/v2") {
+                    assert!(responses.contains_key("400"), "{path}");
+                    let bad = format!("{}?q=%FF", server.url(&path.replace("{id}", "x")));
+                    let (status, _) = get(&client, &bad, &credentials).await;
+                    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+                }
             }
             assert!(!text.contains("{catalog}"));
 
