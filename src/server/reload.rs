@@ -217,6 +217,10 @@ async fn reload(
             .map(|enqueued| log_events(&events, enqueued))
         });
         if reloaded.is_ok() {
+            // The new snapshot is served: its events may go out.
+            if let Some(d) = &d {
+                d.deliver_now();
+            }
             // The /v2 records of the new snapshot, before a request has to wait for them.
             s.render_v2_view(&s.engine().current());
         }
@@ -310,6 +314,7 @@ pub(super) async fn catch_up(service: &Service, dispatcher: &Dispatcher) -> Resu
         );
     }
     let enqueued = dispatcher.publish(&mut events, &changes, &current).await?;
+    dispatcher.deliver_now();
     if !events.is_empty() {
         log_events(&events, Some(enqueued));
     }

@@ -163,9 +163,10 @@ impl Dispatcher {
 
     /// Gives `events` their ids and writes them to the outbox for the subscriptions that
     /// want them (an event already there is not written again), with `marks`, the marks
-    /// of the snapshot they lead to, in one transaction; wakes the workers; returns how
-    /// many deliveries were written. Called for every reload, events or not, so that the
-    /// saved marks are always the served snapshot's.
+    /// of the snapshot they lead to, in one transaction; returns how many deliveries were
+    /// written. Called for every reload, events or not, so that the saved marks are always
+    /// the served snapshot's. The workers are woken by [`Dispatcher::deliver_now`], once
+    /// the snapshot the events announce is served.
     ///
     /// An event's id is stable: a hash of the state's salt, the generation of the change
     /// (one per published change, kept in the state: replicas that publish the same
@@ -217,12 +218,16 @@ impl Dispatcher {
                 },
             )
             .await?;
-        if written > 0 {
-            for wake in &self.wakes {
-                wake.notify_one();
-            }
-        }
         Ok(written)
+    }
+
+    /// Wakes the delivery workers, to deliver what [`Dispatcher::publish`] wrote: called
+    /// after the new snapshot is swapped in, so a receiver that fetches on delivery reads
+    /// the data its event announces.
+    pub fn deliver_now(&self) {
+        for wake in &self.wakes {
+            wake.notify_one();
+        }
     }
 
     /// The marks saved with the last publication, if any.
