@@ -265,4 +265,12 @@ fn the_cards_of_an_expansion_whose_id_differs_from_another_in_case_only_are_its_
         .expansion_cards("Ab", &SearchRequest::new(""))
         .unwrap_err();
     assert_eq!(err.to_string(), "no expansion with id `Ab`");
+    // A term on the joined expansion finds the cards of that expansion only.
+    let found = |q: &str| -> Vec<String> {
+        let page = c.search(&SearchRequest::new(q)).unwrap();
+        support::page_ids(c, &page)
+    };
+    assert_eq!(found("expansion.name:upper"), ["2"]);
+    assert_eq!(found("expansion.name:lower"), ["1"]);
+    assert_eq!(found("expansion.name:alone"), ["3", "4"]);
 }
