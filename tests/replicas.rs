@@ -111,6 +111,21 @@ async fn migrations_run_once_and_a_newer_schema_or_an_unreachable_database_stops
         "CREATE ROLE scoped LOGIN; CREATE SCHEMA scoped AUTHORIZATION scoped",
     );
     let scoped = url.replacen("postgres@", "scoped@", 1);
+    // Until it has one, a command that works on an existing state finds none there, and
+    // makes nothing.
+    let (code, _, err) = cardex(&["accounts", "list", "--state", &scoped]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("no state at postgres://scoped@/cardex"),
+        "{err}"
+    );
+    assert_eq!(
+        pg.psql(
+            "cardex",
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'scoped'"
+        ),
+        "0"
+    );
     let (code, _, err) = cardex(&[
         "accounts",
         "add-key",

@@ -63,13 +63,20 @@ fn identity(_: &std::fs::Metadata) -> (u64, i64, i64) {
     (0, 0, 0)
 }
 
-/// Every file the loader may read in the snapshot folder (three levels: catalog folders,
-/// their `cards/` and `expansions/`), following symbolic links as the loader does, sorted;
-/// with the entries the loader refuses (a broken link, a folder where a records file would
-/// be, a file where `cards/` would be), so that mending them is a change too. Files it
-/// never reads (not `.json`, or hidden: a state database, an editor's swap file) are
-/// left out, so writing them reloads nothing.
+/// Every entry of the snapshot folder the loader reads, following symbolic links as it
+/// does, sorted: in each folder at the top (a catalog), its `catalog.json` and the
+/// `.json` files that are not hidden in its `cards/` and `expansions/`; with the entries
+/// the loader refuses (a link that leads nowhere, a folder where a records file would be,
+/// a file where `cards/` would be), so that mending them is a change too. What it never
+/// reads (a state database, an editor's swap file, other files) is left out, so writing
+/// it reloads nothing.
 pub(super) fn folder_stamp(root: &Path) -> Stamp {
+    /// What the loader makes of an entry at a depth (0: the folder's own entries).
+    enum Seen {
+        Walked,
+        Stamped,
+        Ignored,
+    }
     fn walk(dir: &Path, depth: u32, out: &mut Stamp) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -77,15 +84,37 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
         for entry in entries.flatten() {
             let path = entry.path();
             // A link that leads nowhere is stamped as the link.
-            let Ok(meta) = std::fs::metadata(&path).or_else(|_| std::fs::symlink_metadata(&path))
-            else {
+            let followed = std::fs::metadata(&path);
+            let broken = followed.is_err();
+            let Ok(meta) = followed.or_else(|_| std::fs::symlink_metadata(&path)) else {
                 continue;
             };
-            if meta.is_dir() && depth < 2 {
-                walk(&path, depth + 1, out);
-            } else if read_by_the_loader(&path) {
-                let (len, modified, id) = (meta.len(), meta.modified().ok(), identity(&meta));
-                out.push((path, len, modified, id));
+            let name = path.file_name().and_then(|n| n.to_str());
+            let seen = match depth {
+                0 if meta.is_dir() => Seen::Walked,
+                0 if broken => Seen::Stamped,
+                0 => Seen::Ignored,
+                1 => match name {
+                    Some("cards" | "expansions") if meta.is_dir() => Seen::Walked,
+                    Some("cards" | "expansions" | "catalog.json") => Seen::Stamped,
+                    _ => Seen::Ignored,
+                },
+                _ => {
+                    let hidden = name.is_some_and(|n| n.starts_with('.'));
+                    if path.extension().is_some_and(|e| e == "json") && !hidden {
+                        Seen::Stamped
+                    } else {
+                        Seen::Ignored
+                    }
+                }
+            };
+            match seen {
+                Seen::Walked => walk(&path, depth + 1, out),
+                Seen::Stamped => {
+                    let (len, modified, id) = (meta.len(), meta.modified().ok(), identity(&meta));
+                    out.push((path, len, modified, id));
+                }
+                Seen::Ignored => {}
             }
         }
     }
@@ -93,15 +122,6 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
     walk(root, 0, &mut out);
     out.sort();
     out
-}
-
-/// Whether the loader reads (or refuses) an entry named so: a `.json` name that is not
-/// hidden, or `cards` and `expansions` (which must be folders).
-fn read_by_the_loader(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str());
-    let hidden = name.is_some_and(|n| n.starts_with('.'));
-    let json = path.extension().is_some_and(|e| e == "json");
-    (json && !hidden) || matches!(name, Some("cards" | "expansions"))
 }
 
 /// After this many checks in a row that each saw a different new state, the watcher
@@ -373,10 +393,21 @@ mod tests {
         std::fs::write(cards.join(".a.json.swp"), "x").unwrap();
         std::fs::write(cards.join(".hidden.json"), "[]").unwrap();
         std::fs::write(cards.join("notes.txt"), "x").unwrap();
+        std::fs::write(root.join("c/notes.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join(".staging")).unwrap();
+        std::fs::write(root.join(".staging/x.json"), "[]").unwrap();
         assert_eq!(folder_stamp(&root), now);
+        // A catalog's `catalog.json` is read, and a link at the top that leads nowhere is
+        // refused: both stamped.
+        std::fs::write(root.join("c/catalog.json"), "{}").unwrap();
+        let with_meta = folder_stamp(&root);
+        assert_ne!(with_meta, now);
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("d")).unwrap();
+        let with_link = folder_stamp(&root);
+        assert_ne!(with_link, with_meta);
         // A file where the `expansions` folder belongs is refused by the loader: stamped.
         std::fs::write(root.join("c/expansions"), "x").unwrap();
-        assert_ne!(folder_stamp(&root), now);
+        assert_ne!(folder_stamp(&root), with_link);
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -287,12 +287,9 @@ impl fmt::Display for StateError {
 }
 
 impl StateError {
-    /// Whether the error says the database cannot be reached, rather than that it refused
-    /// a statement: no connection (refused, broken, timed out, none left in the pool), or
-    /// an error of SQLSTATE class 08 (connection), 40 (a transaction rolled back: a
-    /// deadlock, a serialization failure), 53 (resources), 57 (shutting down, a
-    /// statement cancelled) or 58 (system). A permission, constraint or data error is the
-    /// database's answer, not an outage.
+    /// Whether the error says the database cannot serve now, rather than that it refused
+    /// the statement for good: no connection (refused, broken, timed out, none left in
+    /// the pool), or any error but a fault ([`is_fault`]).
     pub(crate) fn is_outage(&self) -> bool {
         let StateError::Database { source, .. } = self else {
             return false;
@@ -300,14 +297,22 @@ impl StateError {
         let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
         while let Some(error) = cause {
             if let Some(pg) = error.downcast_ref::<tokio_postgres::Error>() {
-                return pg.code().is_none_or(|code| {
-                    matches!(code.code().get(..2), Some("08" | "40" | "53" | "57" | "58"))
-                });
+                return !pg.code().is_some_and(|code| is_fault(code.code()));
             }
             cause = error.source();
         }
         true
     }
+}
+
+/// Whether an error of SQLSTATE `code` is a fault in the database's setup, which waiting
+/// does not mend: class 0A (a feature not supported), 22 (data), 23 (a constraint), 42
+/// (a permission, a table or function missing or altered). Every other class is taken
+/// for an outage: 08 (connection), 25 (a read-only transaction: a standby after a
+/// failover), 40 (a rollback: deadlock, serialization), 53 (resources), 55 (a lock not
+/// available), 57 (shutdown, a cancelled or timed-out statement), 58 (system).
+fn is_fault(code: &str) -> bool {
+    matches!(code.get(..2), Some("0A" | "22" | "23" | "42"))
 }
 
 impl std::error::Error for StateError {
@@ -338,8 +343,8 @@ pub(crate) fn causes(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// `url` with its passwords (if any) replaced by `***`, for messages and logs: the one in
-/// the user information, taken to run to the last `@` before the query (so a `/` or an
-/// unencoded `@` in the password is hidden too), the value of every `password=` pair
+/// the user information, taken to run to the last `@` before the query (so a `/`, `?` or
+/// an unencoded `@` in the password is hidden too), the value of every `password=` pair
 /// wherever it stands (its name percent-decoded, as the driver decodes it), and, in a
 /// text that is no URL, a `password = value` of libpq's keyword form.
 fn without_password(url: &str) -> String {
@@ -348,18 +353,22 @@ fn without_password(url: &str) -> String {
     };
     let mut out = format!("{scheme}://");
     // The `password=` values first, each to the next `?` or `&` (an `@` in one is the
-    // password's); then the user part, to the last `@` before the query that follows
-    // the first `@` (a `?` before it is the password's).
+    // password's); then the user part, to the last `@` before the query: the first `?`
+    // followed by a parameter's name and `=` (any other `?` may be the password's).
     let rest = hide_password_pairs(rest);
-    let user_end = rest.find('@').map(|first| {
-        // The query starts at the first `?` after the path's `/` (a `?` before it is the
-        // password's); the user part, at the last `@` before the query.
-        let query = rest[first..]
-            .find('/')
-            .and_then(|slash| rest[first + slash..].find('?').map(|q| first + slash + q))
-            .unwrap_or(rest.len());
-        rest[..query].rfind('@').unwrap_or(first)
-    });
+    let query = rest
+        .match_indices('?')
+        .map(|(at, _)| at)
+        .find(|&at| {
+            let after = &rest[at + 1..];
+            let name = after
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'%' | b'-' | b'.'))
+                .count();
+            name > 0 && after.as_bytes().get(name) == Some(&b'=')
+        })
+        .unwrap_or(rest.len());
+    let user_end = rest[..query].rfind('@');
     let after = match user_end.map(|at| (&rest[..at], &rest[at + 1..])) {
         Some((userinfo, after)) => {
             match userinfo.split_once(':') {
@@ -839,6 +848,18 @@ pub fn default_state(data: &Path) -> StateUrl {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sqlstate_classes_are_faults_or_outages() {
+        for fault in ["42501", "42P01", "42883", "23505", "22003", "0A000"] {
+            assert!(super::is_fault(fault), "{fault}");
+        }
+        for outage in [
+            "08006", "25006", "40001", "40P01", "53300", "55P03", "57014", "57P01", "58030",
+        ] {
+            assert!(!super::is_fault(outage), "{outage}");
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -919,10 +940,19 @@ mod tests {
             assert_eq!(StateUrl::parse(url).unwrap().to_string(), shown);
         }
         // A URL the driver refuses shows no part of its password either.
-        let e = StateUrl::parse("postgres://u:p@s?s@127.0.0.1:1/db")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("`postgres://u:***@127.0.0.1:1/db`"), "{e}");
+        for (url, shown) in [
+            (
+                "postgres://u:p@s?s@127.0.0.1:1/db",
+                "postgres://u:***@127.0.0.1:1/db",
+            ),
+            (
+                "postgres://u:a@b/c?d@127.0.0.1:1/db",
+                "postgres://u:***@127.0.0.1:1/db",
+            ),
+        ] {
+            let e = StateUrl::parse(url).unwrap_err().to_string();
+            assert!(e.contains(&format!("`{shown}`")), "{e}");
+        }
         // libpq's keyword form is no state URL, and its password is not shown.
         for (text, shown) in [
             (

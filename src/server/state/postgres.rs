@@ -34,6 +34,12 @@ const BUMP_ACCOUNTS_VERSION: &str = "INSERT INTO meta (key, value) VALUES ('acco
 /// The advisory lock migrations run under (any constant; "cardex" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6361_7264_6578;
 
+/// Whether `cardex_schema` is in the schema tables are made in (the first of the search
+/// path that exists), as `CREATE TABLE` would make it: a `cardex_schema` further along
+/// the path is another state's.
+const SCHEMA_TABLE_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables \
+     WHERE schemaname = current_schema() AND tablename = 'cardex_schema')";
+
 /// The migrations, in order: `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [
     // 1: accounts, credits, the shared rate limit, usage, the outbox and the marks.
@@ -201,7 +207,7 @@ impl PgState {
         let state = PgState::connect(url, shown)?;
         let db = state.client("connect").await?;
         let exists: bool = db
-            .query_one("SELECT to_regclass('cardex_schema') IS NOT NULL", &[])
+            .query_one(SCHEMA_TABLE_EXISTS, &[])
             .await
             .map_err(|e| state.fail("read the schema version")(e.into()))?
             .get(0);
@@ -302,14 +308,8 @@ impl PgState {
             .map_err(fail)?;
         // A database at the current version takes no DDL, so a role without CREATE on the
         // schema can serve it.
-        // In the schema tables are made in (the first of the search path), as `CREATE
-        // TABLE` would: a `cardex_schema` further along the path is another state's.
         let exists: bool = tx
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables \
-                 WHERE schemaname = current_schema() AND tablename = 'cardex_schema')",
-                &[],
-            )
+            .query_one(SCHEMA_TABLE_EXISTS, &[])
             .await
             .map_err(fail)?
             .get(0);
