@@ -25,7 +25,7 @@ fn value_word() -> impl Strategy<Value = String> {
 
 /// A word in a group of values (`field:(a OR b)`): also without `:`, `<` and `>`, since a
 /// `field:value` or `field>1` term inside the parentheses makes them a nested query.
-/// Nor `-`, `!` or `^` before a quote (`!"a`), which the parser refuses in a group.
+/// Nor `-` (but before a number), `!` or `^` first, which the parser refuses in a group.
 fn group_word() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9éリ'&*?.,!=+-][a-zA-Z0-9éリ'&*?.,!=+\"\\[\\]{}-]{0,8}"
         .prop_filter("keywords are not words", |w| {
@@ -35,10 +35,12 @@ fn group_word() -> impl Strategy<Value = String> {
             "a leading `+` is Lucene's required, not part of the word",
             |w| !w.starts_with('+'),
         )
-        .prop_filter("a prefix before a quote is refused", |w| {
+        .prop_filter("a prefix is refused, but `-` before a number", |w| {
             let negated = w.trim_start_matches(['-', '+']);
             let rest = negated.strip_prefix(['!', '^']).unwrap_or(negated);
-            !(rest.len() < w.len() && rest.starts_with('"'))
+            let negative_number =
+                w.starts_with('-') && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+            rest.len() == w.len() || negative_number
         })
 }
 

@@ -784,9 +784,12 @@ impl QueryParser {
                 continue;
             }
             let unprefixed = term_prefixes(rest);
-            if unprefixed.len() < rest.len() && unprefixed.starts_with('"') {
-                // `-"a"`, `!"a"`: outside a group these are a prefix and a phrase, and
-                // the lookahead that tells a group from a nested query reads them so.
+            let negative_number = rest.starts_with('-')
+                && unprefixed.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+            if unprefixed.len() < rest.len() && !negative_number {
+                // `-a`, `!a`, `^"a"`: outside a group these are a prefix and a value (and
+                // the lookahead that tells a group from a nested query reads them so);
+                // taken as part of the value they would match nothing the user meant.
                 let prefix = match rest.as_bytes()[0] {
                     b'-' => "-",
                     b'!' => "!",
