@@ -345,6 +345,10 @@ fn dotted_paths_and_camel_case_aliases() {
         ids("onepiece", "variants.prices.is_perfect:true"),
         ["OP01-120"]
     );
+    // A dotted name with an empty part is a mistyped field, refused; quoted, it is text.
+    let err = support::search_error("pokemon", SearchRequest::new("attacks..name:ember"));
+    assert!(err.contains("`attacks..name` is no field name"), "{err}");
+    assert!(ids("pokemon", "\"attacks..name:ember\"").is_empty());
 }
 
 #[test]

@@ -139,6 +139,13 @@ pub enum ParseErrorKind {
     /// A word with a `\` escape and an unescaped `*` or `?` (`name:char\-*`): a word with
     /// escapes is literal throughout, as a quoted value is.
     EscapeWithWildcard,
+    /// A dotted name with an empty part before `:` or a comparison (`attacks..name:x`,
+    /// `.name:x`, `name.:x`): a mistyped field, which read as a bare value would search
+    /// `name` for its words.
+    BadFieldName {
+        /// The name as written.
+        name: String,
+    },
     /// A parser state no designed error covers. Every occurrence is a bug: the `parse` fuzz
     /// target fails on it.
     Internal,
@@ -229,6 +236,11 @@ impl fmt::Display for ParseErrorKind {
             DanglingEscape => f.write_str(
                 "`\\` escapes the character after it, and nothing follows it here; write `\\\\` \
                  for a backslash",
+            ),
+            BadFieldName { name } => write!(
+                f,
+                "`{name}` is no field name: a field's parts are joined by single dots \
+                 (`attacks.name`); quote the text to search for it as it is"
             ),
             EscapeWithWildcard => f.write_str(
                 "a word with a `\\` escape is literal, as a quoted value is, so its `*` or `?` \

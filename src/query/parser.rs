@@ -482,6 +482,11 @@ impl QueryParser {
                 return self.comparison_term(input, field, name, mode, op, number_start);
             }
         }
+        // A field name with an empty part is a mistyped field, not a bare value.
+        if let Some(len) = badly_dotted_field(rest) {
+            let name = rest[..len].to_string();
+            return fail(rest, len, ParseErrorKind::BadFieldName { name });
+        }
         // A bare value: the field is `name`.
         let (end, value) = self.value(rest, None)?;
         let span = self.span(input, end);
@@ -913,6 +918,10 @@ fn holds_field_term(inside: &str) -> bool {
                         return true;
                     }
                 }
+                // A mistyped field (`.damage>=60`) is a term too, refused as one.
+                if badly_dotted_field(token).is_some() {
+                    return true;
+                }
                 let len = token_len(&inside[i..]).max(1);
                 i += len;
                 continue;
@@ -1094,6 +1103,29 @@ fn term_field(input: &str) -> Option<(&str, &str)> {
         (after_colon(after).is_some() || comparison(after).is_some())
             .then_some((after, EVERY_FIELD))
     })
+}
+
+/// The length of a dotted name with an empty part (`a..b`, `.a`, `a.`: ASCII letters,
+/// digits, `_` and dots, with a letter or `_` in it, not starting with a digit) at the
+/// start of `input`, when `:` or a comparison follows it.
+fn badly_dotted_field(input: &str) -> Option<usize> {
+    let bytes = input.as_bytes();
+    if bytes.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let len = bytes
+        .iter()
+        .position(|&b| !(b == b'.' || FIELD_NAME_BYTES[usize::from(b)]))
+        .unwrap_or(bytes.len());
+    let name = &input[..len];
+    let empty_part = name.split('.').any(str::is_empty);
+    let named = name.bytes().any(|b| b.is_ascii_alphabetic() || b == b'_');
+    let after = &input[len..];
+    (name.contains('.')
+        && empty_part
+        && named
+        && (after_colon(after).is_some() || comparison(after).is_some()))
+    .then_some(len)
 }
 
 /// The field of Lucene's `*:*`, every record. The parser takes it before `:` like a field
