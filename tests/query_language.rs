@@ -505,6 +505,12 @@ fn dates_compare_in_ranges_and_comparisons() {
     );
     assert_eq!(expansions("release_date>=2025-01-01"), ["ddw"]);
     assert_eq!(expansions("release_date<2024/01/01"), ["emc"]);
+    // A bound may carry a time after `T`, as the data's dates may; it compares by its day.
+    assert_eq!(expansions("release_date>=2025-01-01T10:30:00Z"), ["ddw"]);
+    assert_eq!(
+        expansions("release_date:[2024-01-01T00:00 TO 2024-12-31T23:59]"),
+        expansions("release_date:[2024-01-01 TO 2024-12-31]")
+    );
     // A date is matched as written, too.
     assert_eq!(expansions("release_date:2024/03/22"), ["ltc"]);
     // Not dates: a month 13, one separator of each kind.

@@ -1289,10 +1289,19 @@ fn number(input: &str) -> Option<(&str, f64)> {
     n.is_finite().then_some((rest, n))
 }
 
-/// A date at the start of `input`, not followed by more of a word or number.
+/// A date at the start of `input`, maybe with a time after `T` (`2020-06-01T10:00`, as
+/// the data's dates may be written), not followed by more of a word or number.
 fn date(input: &str) -> Option<(&str, f64)> {
-    let n = crate::text::date_number(input.get(..10)?)?;
-    let rest = &input[10..];
+    let day = input.get(..10)?;
+    let mut n = crate::text::date_number(day)?;
+    let mut rest = &input[10..];
+    if rest.starts_with('T') {
+        let len = rest[1..]
+            .find(|c: char| !(c.is_ascii_digit() || matches!(c, ':' | '.' | 'Z')))
+            .map_or(rest.len(), |end| end + 1);
+        n = crate::text::date_number(&input[..10 + len])?;
+        rest = &rest[len..];
+    }
     let more =
         rest.starts_with(|c: char| c.is_alphanumeric() || matches!(c, '/' | '-' | '.' | ':'));
     (!more).then_some((rest, n))
