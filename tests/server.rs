@@ -362,6 +362,21 @@ async fn every_endpoint_and_parameter_without_accounts() {
     assert!(unzipped.headers().get("content-encoding").is_none());
     let (_, _, decoded) = get(&c, &url("/pokemon/v1/cards"), None).await;
     assert_eq!(decoded["count"], all.min(100));
+    // A `/v2` error in v2's shape is compressed too.
+    let bad = url(&format!("/v2/cards?select={}", "y".repeat(400)));
+    let zipped = plain
+        .get(&bad)
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zipped.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let (s, _, decoded) = get(&c, &bad, None).await;
+    assert_eq!(
+        (s, decoded["error"]["code"].as_u64()),
+        (StatusCode::BAD_REQUEST, Some(400))
+    );
 
     // healthz and the OpenAPI document (tests/openapi.rs checks it against the server).
     let (s, _, health) = get(&c, &url("/healthz"), None).await;

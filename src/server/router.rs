@@ -177,6 +177,18 @@ fn with_operations<S: Clone + Send + Sync + 'static>(
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             internal_error,
         ))
+        // Inside compression, so a `/v2` error body in v2's shape is compressed too.
+        .layer(middleware::from_fn(
+            |request: Request, next: Next| async move {
+                let v2 = is_v2_path(request.uri().path());
+                let response = next.run(request).await;
+                if v2 {
+                    in_v2_shape(response)
+                } else {
+                    response
+                }
+            },
+        ))
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(middleware::from_fn(move |request, next| {
             guard(request, next, timeout, Arc::clone(&cors))
@@ -284,11 +296,12 @@ async fn guard(mut request: Request, next: Next, timeout: Duration, cors: Arc<Co
             .unwrap_or_default(),
         started.elapsed(),
     );
-    // `/v2/v1/...` is the `/v1` surface of a catalog named `v2` (v2 has no such paths).
-    let v2 = (path == "/v2" || path.starts_with("/v2/"))
-        && path != "/v2/v1"
-        && !path.starts_with("/v2/v1/");
-    let mut response = if v2 { in_v2_shape(response) } else { response };
+    // The guard's own refusals (sizes, the timeout) in v2's shape on `/v2`.
+    let mut response = if is_v2_path(&path) {
+        in_v2_shape(response)
+    } else {
+        response
+    };
     cors.answer(origin.as_ref(), &mut response);
     response
 }
@@ -304,6 +317,12 @@ fn keeps_alive(headers: &axum::http::HeaderMap) -> bool {
     })
 }
 
+/// Whether `path` is on the `/v2` surface: `/v2/v1/...` is the `/v1` surface of a catalog
+/// named `v2` (v2 has no such paths).
+fn is_v2_path(path: &str) -> bool {
+    (path == "/v2" || path.starts_with("/v2/")) && path != "/v2/v1" && !path.starts_with("/v2/v1/")
+}
+
 /// An error answer on `/v2` in v2's shape, `{"error": {"message", "code"}}`, with its
 /// status and headers (`Retry-After`, `Allow`); other answers as they are.
 fn in_v2_shape(mut response: Response) -> Response {
@@ -311,10 +330,8 @@ fn in_v2_shape(mut response: Response) -> Response {
         return response;
     };
     let body = v2::error_body(response.status(), &message);
-    let headers = response.headers_mut();
-    // The v1 body may have been compressed; the new one is not.
-    headers.remove(header::CONTENT_ENCODING);
-    headers.remove(header::CONTENT_LENGTH);
+    // The new body has a length of its own.
+    response.headers_mut().remove(header::CONTENT_LENGTH);
     *response.body_mut() = axum::body::Body::from(body);
     response
 }
