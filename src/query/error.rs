@@ -139,6 +139,11 @@ pub enum ParseErrorKind {
     /// A word with a `\` escape and an unescaped `*` or `?` (`name:char\-*`): a word with
     /// escapes is literal throughout, as a quoted value is.
     EscapeWithWildcard,
+    /// `!` or `^` before a parenthesis (`!(name:x)`): they apply to one term's values.
+    PrefixedParenthesis {
+        /// `!` or `^`.
+        prefix: &'static str,
+    },
     /// A dotted name with an empty part before `:` or a comparison (`attacks..name:x`,
     /// `.name:x`, `name.:x`): a mistyped field, which read as a bare value would search
     /// `name` for its words.
@@ -236,6 +241,12 @@ impl fmt::Display for ParseErrorKind {
             DanglingEscape => f.write_str(
                 "`\\` escapes the character after it, and nothing follows it here; write `\\\\` \
                  for a backslash",
+            ),
+            PrefixedParenthesis { prefix } => write!(
+                f,
+                "`{prefix}` applies to one term's values, not to parentheses; write it before each \
+                 term inside them (`({prefix}name:x OR {prefix}name:y)`), or before a field's group \
+                 of values (`{prefix}name:(x OR y)`)"
             ),
             BadFieldName { name } => write!(
                 f,

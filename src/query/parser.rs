@@ -456,6 +456,10 @@ impl QueryParser {
                 },
             );
         }
+        if mode != Mode::Match && rest.starts_with('(') {
+            let prefix = mode.prefix();
+            return fail(input, 1, ParseErrorKind::PrefixedParenthesis { prefix });
+        }
         if let Some((after_field, name)) = term_field(rest) {
             let field = Spanned::new(field_text(name), self.span(rest, after_field));
             if let Some(value_start) = after_colon(after_field) {

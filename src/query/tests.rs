@@ -677,6 +677,13 @@ rarity:(!\"SR\" OR SEC)
             "{q}"
         );
     }
+    // Before a parenthesis that is no group, a prefix says where it goes.
+    for (q, prefix) in [("!(name:x)", "!"), ("a AND ^(b OR c)", "^")] {
+        assert!(
+            matches!(kind(q), ParseErrorKind::PrefixedParenthesis { prefix: p } if p == prefix),
+            "{q}"
+        );
+    }
     // A negative number is a value.
     assert_eq!(p("hp:(-10 OR -.5 OR 20)"), "hp:(-10 OR -.5 OR 20)");
 }
