@@ -102,6 +102,11 @@ pub fn router(service: Arc<Service>, timeout: Duration, cors_origins: &CorsOrigi
         .route_layer(middleware::from_fn_with_state(
             (service.clone(), route),
             metering::meter_v2,
+        ))
+        // The route's errors, metering's included, in v2's shape inside the compression
+        // layer, so that they are compressed as every answer is.
+        .route_layer(middleware::from_fn(
+            |request: Request, next: Next| async move { in_v2_shape(next.run(request).await) },
         ));
         router = router.route(path, answer);
     }
@@ -176,18 +181,6 @@ fn with_operations<S: Clone + Send + Sync + 'static>(
         // included, becomes a 500 with the error body, and the log line says so.
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             internal_error,
-        ))
-        // Inside compression, so a `/v2` error body in v2's shape is compressed too.
-        .layer(middleware::from_fn(
-            |request: Request, next: Next| async move {
-                let v2 = is_v2_path(request.uri().path());
-                let response = next.run(request).await;
-                if v2 {
-                    in_v2_shape(response)
-                } else {
-                    response
-                }
-            },
         ))
         .layer(tower_http::compression::CompressionLayer::new())
         .layer(middleware::from_fn(move |request, next| {
@@ -296,7 +289,8 @@ async fn guard(mut request: Request, next: Next, timeout: Duration, cors: Arc<Co
             .unwrap_or_default(),
         started.elapsed(),
     );
-    // The guard's own refusals (sizes, the timeout) in v2's shape on `/v2`.
+    // What the routes did not shape on `/v2`: the guard's own refusals (sizes, the
+    // timeout), an unknown path's 404, a 405, a panic's 500.
     let mut response = if is_v2_path(&path) {
         in_v2_shape(response)
     } else {
@@ -330,8 +324,11 @@ fn in_v2_shape(mut response: Response) -> Response {
         return response;
     };
     let body = v2::error_body(response.status(), &message);
-    // The new body has a length of its own.
-    response.headers_mut().remove(header::CONTENT_LENGTH);
+    // The new body is not compressed (a body the guard shapes may have been) and has a
+    // length of its own.
+    let headers = response.headers_mut();
+    headers.remove(header::CONTENT_ENCODING);
+    headers.remove(header::CONTENT_LENGTH);
     *response.body_mut() = axum::body::Body::from(body);
     response
 }
