@@ -25,7 +25,8 @@ fn value_word() -> impl Strategy<Value = String> {
 
 /// A word in a group of values (`field:(a OR b)`): also without `:`, `<` and `>`, since a
 /// `field:value` or `field>1` term inside the parentheses makes them a nested query.
-/// Nor `-` (but before a number), `!` or `^` first, which the parser refuses in a group.
+/// Nor `-` (but for a negative number), `!` or `^` first, which the parser refuses in a
+/// group.
 fn group_word() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9éリ'&*?.,!=+-][a-zA-Z0-9éリ'&*?.,!=+\"\\[\\]{}-]{0,8}"
         .prop_filter("keywords are not words", |w| {
@@ -38,8 +39,16 @@ fn group_word() -> impl Strategy<Value = String> {
         .prop_filter("a prefix is refused, but `-` before a number", |w| {
             let negated = w.trim_start_matches(['-', '+']);
             let rest = negated.strip_prefix(['!', '^']).unwrap_or(negated);
-            let negative_number =
-                w.starts_with('-') && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+            // `-`, digits, maybe `.` and digits, and nothing else.
+            let negative_number = w.strip_prefix('-').is_some_and(|n| {
+                let (whole, fraction) = n.split_once('.').unwrap_or((n, "1"));
+                !whole.is_empty()
+                    && !fraction.is_empty()
+                    && whole
+                        .bytes()
+                        .chain(fraction.bytes())
+                        .all(|b| b.is_ascii_digit())
+            });
             rest.len() == w.len() || negative_number
         })
 }

@@ -5,8 +5,8 @@
 //! expansion, one digest of the sorted fingerprints of every price or pop report record
 //! that counts for that expansion. A record counts for every expansion in its variant's `printings`, or,
 //! when the variant has none, for the card's `expansion_id`. A fingerprint covers the
-//! card id, the variant (its name; where the card has several variants of that name, the
-//! expansions it counts for, and among those alike in both, which occurrence), and the
+//! card id, the variant (its name, the expansions it counts for, and among variants alike
+//! in both, which occurrence), and the
 //! record's content in canonical form: object keys in sorted order, numbers by value
 //! (`26` = `26.0`), so reformatting or reordering a snapshot's keys is not a change. Two
 //! loads differ for an expansion and kind exactly when their fingerprint lists differ: a
@@ -299,17 +299,9 @@ fn card_marks(doc: &str) -> Vec<(ChangeKind, Cow<'_, str>, u64)> {
     };
     let debut = card.expansion_id.clone().unwrap_or_default();
     let id = card.id.as_deref().unwrap_or_default();
-    // A variant is told from its card's others by its name and, where another variant
-    // has that name, the expansions it counts for, then by its place among variants
-    // alike in both: so reordering variants that differ in either, or adding one, moves
-    // no other variant's records. (A variant whose name is its own keeps the fingerprint
-    // of name and place alone, which saved marks were made with.)
-    let mut names: HashMap<&str, u32> = HashMap::new();
-    for variant in card.variants.iter().flatten() {
-        *names
-            .entry(variant.name.as_deref().unwrap_or(""))
-            .or_default() += 1;
-    }
+    // A variant is told from its card's others by its name and the expansions it counts
+    // for, then by its place among variants alike in both: so reordering variants that
+    // differ in either, or adding one, moves no other variant's records.
     let mut seen: HashMap<(&str, Vec<&Cow<'_, str>>), u32> = HashMap::new();
     let mut out = Vec::new();
     for variant in card.variants.iter().flatten() {
@@ -321,7 +313,6 @@ fn card_marks(doc: &str) -> Vec<(ChangeKind, Cow<'_, str>, u64)> {
         };
         expansions.sort_unstable();
         expansions.dedup();
-        let shared_name = names.get(name).is_some_and(|&n| n > 1);
         let occurrence = seen.entry((name, expansions.clone())).or_default();
         *occurrence += 1;
         let prices = variant.prices.iter().map(|r| {
@@ -341,11 +332,9 @@ fn card_marks(doc: &str) -> Vec<(ChangeKind, Cow<'_, str>, u64)> {
             h.str(id);
             h.str(name);
             h.u64(u64::from(*occurrence));
-            if shared_name {
-                h.u64(expansions.len() as u64);
-                for expansion in &expansions {
-                    h.str(expansion);
-                }
+            h.u64(expansions.len() as u64);
+            for expansion in &expansions {
+                h.str(expansion);
             }
             h.u64(record);
             let fingerprint = h.finish();
@@ -848,13 +837,18 @@ mod tests {
             );
         assert_ne!(moved_over, overlapping);
         assert_eq!(changed(&[&overlapping], &[&moved_over]), both);
-        // A variant whose name is its own keeps the fingerprint saved marks were made
-        // with (card id, name, place 1, record), whatever its printings: pinned.
-        let unique = card_marks(
+        // A second variant of a name, without prices, changes nothing for the first.
+        let second = TWO.replace(
+            "\"variants\":[",
+            "\"variants\":[{\"name\":\"Normal\",\"printings\":[\"C\"]},",
+        );
+        assert!(changed(&[TWO], &[&second]).is_empty());
+        // The fingerprint is pinned: saved marks depend on it.
+        let one = card_marks(
             r#"{"id":"c1","expansion_id":"A","variants":[{"name":"Normal","printings":["B"],"prices":[{"type":"raw","market":5}]}]}"#,
         );
-        assert_eq!(unique.len(), 1);
-        assert_eq!(unique[0].2, 0x7922_215d_7287_118d_u64);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].2, 0x7a15_c216_6f84_f2ed_u64);
         // Variants alike in name and expansions are told apart by their place: swapping
         // two that differ in prices is a change.
         let alike = TWO.replace("\"printings\":[\"B\"],", "\"printings\":[\"A\"],");

@@ -126,8 +126,8 @@ pub enum ParseErrorKind {
         /// `!` or `^`.
         prefix: &'static str,
     },
-    /// `-`, `!` or `^` before a quoted value inside a group of values (`rarity:(!"SR")`):
-    /// they apply to the whole term.
+    /// `-` (but for a negative number), `!` or `^` starting a value inside a group of
+    /// values (`rarity:(!"SR")`, `types:(fire -water)`): they apply to a whole term.
     PrefixedGroupValue {
         /// `-`, `!` or `^`.
         prefix: &'static str,
@@ -235,8 +235,9 @@ impl fmt::Display for ParseErrorKind {
             PrefixedGroupValue { prefix, field } => write!(
                 f,
                 "`{prefix}` cannot start a value inside `{field}:( )`: it applies to a whole \
-                 term; write the value as a term of its own (`{prefix}{field}:\"...\"`), or \
-                 `{prefix}` before `{field}:( )` for the whole group"
+                 term; write `{prefix}` before `{field}:( )` for the whole group, or the value \
+                 as a term of its own beside the group; quote the value to search for the \
+                 character"
             ),
             DanglingEscape => f.write_str(
                 "`\\` escapes the character after it, and nothing follows it here; write `\\\\` \

@@ -79,9 +79,11 @@
 //! | `NestedGroup` | `types:((a))` |
 //! | `PrefixedNested` | `!attacks:(name:x)` |
 //! | `PrefixedComparison` | `!hp>=100` |
-//! | `PrefixedGroupValue` | `rarity:(!"SR" OR SEC)` |
+//! | `PrefixedGroupValue` | `rarity:(!"SR" OR SEC)`, `types:(fire -water)` |
+//! | `PrefixedParenthesis` | `!(name:x)` |
 //! | `DanglingEscape` | `id:abc\` |
 //! | `EscapeWithWildcard` | `name:char\-*` |
+//! | `BadFieldName` | `attacks..name:ember` |
 //!
 //! ```
 //! let err = cardex::query::parse("name:\"charizard").unwrap_err();

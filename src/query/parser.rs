@@ -793,8 +793,8 @@ impl QueryParser {
                 continue;
             }
             let unprefixed = term_prefixes(rest);
-            let negative_number = rest.starts_with('-')
-                && unprefixed.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+            let negative_number =
+                rest.starts_with('-') && number(rest).is_some_and(|(after, _)| at_token_end(after));
             if unprefixed.len() < rest.len() && !negative_number {
                 // `-a`, `!a`, `^"a"`: outside a group these are a prefix and a value (and
                 // the lookahead that tells a group from a nested query reads them so);

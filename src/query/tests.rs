@@ -655,7 +655,7 @@ fn a_prefixed_quote_in_a_group_is_refused_where_it_would_read_two_ways() {
     assert_eq!(
         e("rarity:(!\"SR\" OR SEC)"),
         "\
-`!` cannot start a value inside `rarity:( )`: it applies to a whole term; write the value as a term of its own (`!rarity:\"...\"`), or `!` before `rarity:( )` for the whole group
+`!` cannot start a value inside `rarity:( )`: it applies to a whole term; write `!` before `rarity:( )` for the whole group, or the value as a term of its own beside the group; quote the value to search for the character
 rarity:(!\"SR\" OR SEC)
         ^"
     );
@@ -684,8 +684,23 @@ rarity:(!\"SR\" OR SEC)
             "{q}"
         );
     }
-    // A negative number is a value.
-    assert_eq!(p("hp:(-10 OR -.5 OR 20)"), "hp:(-10 OR -.5 OR 20)");
+    // A negative number is a value; other text after `-` is not one.
+    assert_eq!(p("hp:(-10 OR -0.5 OR 20)"), "hp:(-10 OR -0.5 OR 20)");
+    for q in [
+        "hp:(--10)",
+        "hp:(-!10)",
+        "name:(-.hack)",
+        "name:(-1abc)",
+        "hp:(-.5)",
+    ] {
+        assert!(
+            matches!(
+                kind(q),
+                ParseErrorKind::PrefixedGroupValue { prefix: "-", .. }
+            ),
+            "{q}"
+        );
+    }
 }
 
 #[test]

@@ -90,7 +90,10 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
                 continue;
             };
             let name = path.file_name().and_then(|n| n.to_str());
+            let hidden = name.is_some_and(|n| n.starts_with('.'));
             let seen = match depth {
+                // The loader passes over hidden entries at the top.
+                0 if hidden => Seen::Ignored,
                 0 if meta.is_dir() => Seen::Walked,
                 0 if broken => Seen::Stamped,
                 0 => Seen::Ignored,
@@ -100,7 +103,6 @@ pub(super) fn folder_stamp(root: &Path) -> Stamp {
                     _ => Seen::Ignored,
                 },
                 _ => {
-                    let hidden = name.is_some_and(|n| n.starts_with('.'));
                     if path.extension().is_some_and(|e| e == "json") && !hidden {
                         Seen::Stamped
                     } else {
@@ -394,8 +396,9 @@ mod tests {
         std::fs::write(cards.join(".hidden.json"), "[]").unwrap();
         std::fs::write(cards.join("notes.txt"), "x").unwrap();
         std::fs::write(root.join("c/notes.json"), "{}").unwrap();
-        std::fs::create_dir_all(root.join(".staging")).unwrap();
+        std::fs::create_dir_all(root.join(".staging/cards")).unwrap();
         std::fs::write(root.join(".staging/x.json"), "[]").unwrap();
+        std::fs::write(root.join(".staging/cards/x.json"), "[]").unwrap();
         assert_eq!(folder_stamp(&root), now);
         // A catalog's `catalog.json` is read, and a link at the top that leads nowhere is
         // refused: both stamped.

@@ -306,13 +306,31 @@ impl StateError {
 }
 
 /// Whether an error of SQLSTATE `code` is a fault in the database's setup, which waiting
-/// does not mend: class 0A (a feature not supported), 22 (data), 23 (a constraint), 42
-/// (a permission, a table or function missing or altered). Every other class is taken
-/// for an outage: 08 (connection), 25 (a read-only transaction: a standby after a
+/// does not mend: class 0A (a feature not supported), 22 (data), 23 (a constraint), 28
+/// (the role may not log in: a password changed, `NOLOGIN`), 2F, 38, 39 and P0 (a
+/// function failed), 3D and 3F (the database or schema gone), 42 (a permission, a table
+/// or function missing or altered), 54 (a program limit), XX (an internal error, data
+/// corrupted). Every other class is taken for an outage: 08 (connection), 25 (a read-only transaction: a standby after a
 /// failover), 40 (a rollback: deadlock, serialization), 53 (resources), 55 (a lock not
 /// available), 57 (shutdown, a cancelled or timed-out statement), 58 (system).
 fn is_fault(code: &str) -> bool {
-    matches!(code.get(..2), Some("0A" | "22" | "23" | "42"))
+    matches!(
+        code.get(..2),
+        Some(
+            "0A" | "22"
+                | "23"
+                | "28"
+                | "2F"
+                | "38"
+                | "39"
+                | "3D"
+                | "3F"
+                | "42"
+                | "54"
+                | "P0"
+                | "XX"
+        )
+    )
 }
 
 impl std::error::Error for StateError {
@@ -354,11 +372,14 @@ fn without_password(url: &str) -> String {
     let mut out = format!("{scheme}://");
     // The `password=` values first, each to the next `?` or `&` (an `@` in one is the
     // password's); then the user part, to the last `@` before the query: the first `?`
-    // followed by a parameter's name and `=` (any other `?` may be the password's).
+    // after the first `@` that a parameter's name and `=` follow (any other `?` may be
+    // the password's).
     let rest = hide_password_pairs(rest);
+    let first_at = rest.find('@').unwrap_or(rest.len());
     let query = rest
         .match_indices('?')
         .map(|(at, _)| at)
+        .filter(|&at| at > first_at)
         .find(|&at| {
             let after = &rest[at + 1..];
             let name = after
@@ -850,7 +871,10 @@ pub fn default_state(data: &Path) -> StateUrl {
 mod tests {
     #[test]
     fn sqlstate_classes_are_faults_or_outages() {
-        for fault in ["42501", "42P01", "42883", "23505", "22003", "0A000"] {
+        for fault in [
+            "42501", "42P01", "42883", "23505", "22003", "0A000", "28P01", "28000", "3D000",
+            "3F000", "P0001", "XX000", "54000", "2F005", "38001", "39P01",
+        ] {
             assert!(super::is_fault(fault), "{fault}");
         }
         for outage in [
@@ -953,6 +977,14 @@ mod tests {
             let e = StateUrl::parse(url).unwrap_err().to_string();
             assert!(e.contains(&format!("`{shown}`")), "{e}");
         }
+        // A `?name=` inside the password is not taken for the query.
+        let url = "postgres://u:Xy?k=9z@127.0.0.1:1/db";
+        let shown = match StateUrl::parse(url) {
+            Ok(state) => state.to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert!(shown.contains("postgres://u:***@127.0.0.1:1/db"), "{shown}");
+        assert!(!shown.contains("9z"), "{shown}");
         // libpq's keyword form is no state URL, and its password is not shown.
         for (text, shown) in [
             (
