@@ -39,15 +39,11 @@ fn group_word() -> impl Strategy<Value = String> {
         .prop_filter("a prefix is refused, but `-` before a number", |w| {
             let negated = w.trim_start_matches(['-', '+']);
             let rest = negated.strip_prefix(['!', '^']).unwrap_or(negated);
-            // `-`, digits, maybe `.` and digits, and nothing else.
+            // `-`, then digits with at most one `.` among them, and nothing else.
             let negative_number = w.strip_prefix('-').is_some_and(|n| {
-                let (whole, fraction) = n.split_once('.').unwrap_or((n, "1"));
-                !whole.is_empty()
-                    && !fraction.is_empty()
-                    && whole
-                        .bytes()
-                        .chain(fraction.bytes())
-                        .all(|b| b.is_ascii_digit())
+                n.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                    && n.bytes().any(|b| b.is_ascii_digit())
+                    && n.bytes().filter(|&b| b == b'.').count() <= 1
             });
             rest.len() == w.len() || negative_number
         })

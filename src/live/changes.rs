@@ -837,12 +837,20 @@ mod tests {
             );
         assert_ne!(moved_over, overlapping);
         assert_eq!(changed(&[&overlapping], &[&moved_over]), both);
-        // A second variant of a name, without prices, changes nothing for the first.
-        let second = TWO.replace(
+        // A second variant of a name, without prices, changes nothing for the first, nor
+        // does a third.
+        let one_normal = r#"{"id":"c1","expansion_id":"A","variants":[
+            {"name":"Normal","prices":[{"type":"raw","market":1}]}]}"#;
+        let second = one_normal.replace(
             "\"variants\":[",
             "\"variants\":[{\"name\":\"Normal\",\"printings\":[\"C\"]},",
         );
-        assert!(changed(&[TWO], &[&second]).is_empty());
+        assert!(changed(&[one_normal], &[&second]).is_empty());
+        let third = TWO.replace(
+            "\"variants\":[",
+            "\"variants\":[{\"name\":\"Normal\",\"printings\":[\"C\"]},",
+        );
+        assert!(changed(&[TWO], &[&third]).is_empty());
         // The fingerprint is pinned: saved marks depend on it.
         let one = card_marks(
             r#"{"id":"c1","expansion_id":"A","variants":[{"name":"Normal","printings":["B"],"prices":[{"type":"raw","market":5}]}]}"#,

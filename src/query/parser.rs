@@ -793,8 +793,7 @@ impl QueryParser {
                 continue;
             }
             let unprefixed = term_prefixes(rest);
-            let negative_number =
-                rest.starts_with('-') && number(rest).is_some_and(|(after, _)| at_token_end(after));
+            let negative_number = is_negative_number(rest);
             if unprefixed.len() < rest.len() && !negative_number {
                 // `-a`, `!a`, `^"a"`: outside a group these are a prefix and a value (and
                 // the lookahead that tells a group from a nested query reads them so);
@@ -1107,6 +1106,21 @@ fn term_field(input: &str) -> Option<(&str, &str)> {
         (after_colon(after).is_some() || comparison(after).is_some())
             .then_some((after, EVERY_FIELD))
     })
+}
+
+/// Whether the token at the start of `input` is a negative number: `-`, then digits with
+/// at most one `.` among them (`-10`, `-0.5`, `-.5`, `-1.`), up to the token's end.
+fn is_negative_number(input: &str) -> bool {
+    let Some(unsigned) = input.strip_prefix('-') else {
+        return false;
+    };
+    let len = unsigned
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(unsigned.len());
+    let (number, after) = unsigned.split_at(len);
+    number.bytes().any(|b| b.is_ascii_digit())
+        && number.bytes().filter(|&b| b == b'.').count() <= 1
+        && at_token_end(after)
 }
 
 /// The length of a dotted name with an empty part (`a..b`, `.a`, `a.`: ASCII letters,

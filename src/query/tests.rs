@@ -685,13 +685,17 @@ rarity:(!\"SR\" OR SEC)
         );
     }
     // A negative number is a value; other text after `-` is not one.
-    assert_eq!(p("hp:(-10 OR -0.5 OR 20)"), "hp:(-10 OR -0.5 OR 20)");
+    assert_eq!(
+        p("hp:(-10 OR -0.5 OR -.5 OR 20)"),
+        "hp:(-10 OR -0.5 OR -.5 OR 20)"
+    );
     for q in [
         "hp:(--10)",
         "hp:(-!10)",
         "name:(-.hack)",
         "name:(-1abc)",
-        "hp:(-.5)",
+        "hp:(-1.2.3)",
+        "hp:(-.)",
     ] {
         assert!(
             matches!(
