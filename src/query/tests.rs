@@ -709,9 +709,9 @@ rarity:(!\"SR\" OR SEC)
 
 #[test]
 fn the_nested_lookahead_reads_prefixes_as_the_term_parser_does() {
-    // Found by the round-trip property test: the lookahead read `!"` as a phrase opening
-    // and skipped past the group's `)` to a later quote, finding the `A<0` behind it.
-    // (A prefix now cannot start a grouped value: the group is refused at it.)
+    // The lookahead must not read `!"` as a phrase opening and skip past the group's `)`
+    // to a later quote, finding the `A<0` behind it: the group is refused at its prefix,
+    // as the term parser refuses it.
     let q = "(a:! OR A:(A:(!!\"))) AND (_:\"é\" AND A<0)";
     assert!(matches!(
         kind(q),
