@@ -190,7 +190,7 @@ pub enum StateError {
         reason: String,
     },
     /// The PostgreSQL table `cardex_schema` is not one cardex wrote: several rows, a
-    /// negative version, a column of another type.
+    /// negative or null version, a column of another type.
     ForeignSchemaTable {
         /// The state, as configured.
         state: String,
@@ -310,9 +310,10 @@ impl StateError {
 /// (the role may not log in: a password changed, `NOLOGIN`), 2F, 38, 39 and P0 (a
 /// function failed), 3D and 3F (the database or schema gone), 42 (a permission, a table
 /// or function missing or altered), 54 (a program limit), XX (an internal error, data
-/// corrupted). Every other class is taken for an outage: 08 (connection), 25 (a read-only transaction: a standby after a
-/// failover), 40 (a rollback: deadlock, serialization), 53 (resources), 55 (a lock not
-/// available), 57 (shutdown, a cancelled or timed-out statement), 58 (system).
+/// corrupted). Every other class is taken for an outage: 08 (connection), 25 (a read-only
+/// transaction: a standby after a failover), 40 (a rollback: deadlock, serialization), 53
+/// (resources), 55 (a lock not available), 57 (shutdown, a cancelled or timed-out
+/// statement), 58 (system).
 fn is_fault(code: &str) -> bool {
     matches!(
         code.get(..2),
