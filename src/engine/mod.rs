@@ -487,13 +487,10 @@ impl Catalog {
     /// are matched as written.
     fn printed_in(&self, id: &str) -> Result<Postings<'_>> {
         let id = self.expansions.record_id(self.expansion_record(id)?);
-        let folded = fold(&id);
-        let printed = if self.expansions.id_folds_shared(&folded) {
-            self.cards.holding_exactly("printings", &id)
-        } else {
-            self.cards.holding("printings", &folded)
-        };
-        Ok(printed.unwrap_or(Postings::Ids(&[])))
+        Ok(self
+            .cards
+            .holding_id_of("printings", &id, &self.expansions)
+            .unwrap_or(Postings::Ids(&[])))
     }
 
     /// The card with id `id` (an exact match, else the only card whose id matches when

@@ -546,13 +546,8 @@ impl<'c> Resolver<'c> {
         // Each matched expansion's cards: by the folded index, unless another expansion's
         // id folds alike (`ab`, `AB`), when by `expansion_id` as written.
         let lists = matched.iter().filter_map(|e| {
-            let id = expansions.record_id(e);
-            let folded = fold(&id);
-            if expansions.id_folds_shared(&folded) {
-                self.records.holding_exactly("expansion_id", &id)
-            } else {
-                self.records.holding("expansion_id", &folded)
-            }
+            self.records
+                .holding_id_of("expansion_id", &expansions.record_id(e), expansions)
         });
         Ok(Some(sets(lists, Label::Join(term.span))))
     }

@@ -793,8 +793,7 @@ impl QueryParser {
                 continue;
             }
             let unprefixed = term_prefixes(rest);
-            let negative_number = is_negative_number(rest);
-            if unprefixed.len() < rest.len() && !negative_number {
+            if unprefixed.len() < rest.len() && !is_negative_number(rest) {
                 // `-a`, `!a`, `^"a"`: outside a group these are a prefix and a value (and
                 // the lookahead that tells a group from a nested query reads them so);
                 // taken as part of the value they would match nothing the user meant.

@@ -358,15 +358,26 @@ impl Collection {
         self.index.field(field).terms().get(folded)
     }
 
-    /// The records whose keyword field `path` holds `value` exactly as written, not
-    /// folded (what `^path:value` finds).
-    pub(crate) fn holding_exactly(&self, path: &str, value: &str) -> Option<Postings<'_>> {
-        let field = self.index.lookup(path)?;
-        self.literal_values(field).get(value)
+    /// The records whose keyword field `path` holds `id`, the id of a record of `owners`
+    /// (an expansion's, in cards' `printings` or `expansion_id`): by the folded index,
+    /// unless another of `owners`' ids folds alike (`ab` and `AB`), when as written.
+    pub(crate) fn holding_id_of(
+        &self,
+        path: &str,
+        id: &str,
+        owners: &Collection,
+    ) -> Option<Postings<'_>> {
+        let folded = fold(id);
+        if owners.id_folds_shared(&folded) {
+            let field = self.index.lookup(path)?;
+            self.literal_values(field).get(id)
+        } else {
+            self.holding(path, &folded)
+        }
     }
 
     /// Whether more than one record's id folds to `folded` (ids that differ in case only).
-    pub(crate) fn id_folds_shared(&self, folded: &str) -> bool {
+    fn id_folds_shared(&self, folded: &str) -> bool {
         self.id_field
             .and_then(|field| self.index.field(field).terms().get(folded))
             .is_some_and(|records| records.len() > 1)
