@@ -151,6 +151,14 @@ pub enum ParseErrorKind {
         /// The name as written.
         name: String,
     },
+    /// A number bound written as a date that is no day of the calendar (`2020/02/30`,
+    /// `2020-13-01`).
+    InvalidDate {
+        /// The date as written.
+        date: String,
+        /// Why it is no date (`February 2020 has 29 days`).
+        reason: String,
+    },
     /// A parser state no designed error covers. Every occurrence is a bug: the `parse` fuzz
     /// target fails on it.
     Internal,
@@ -248,6 +256,10 @@ impl fmt::Display for ParseErrorKind {
                 "`{prefix}` applies to one term's values, not to parentheses; write it before each \
                  term inside them (`({prefix}name:x OR {prefix}name:y)`), or before a field's group \
                  of values (`{prefix}name:(x OR y)`)"
+            ),
+            InvalidDate { date, reason } => write!(
+                f,
+                "`{date}` is no date: {reason} (a date is `YYYY/MM/DD` or `YYYY-MM-DD`)"
             ),
             BadFieldName { name } => write!(
                 f,

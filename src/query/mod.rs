@@ -84,6 +84,7 @@
 //! | `DanglingEscape` | `id:abc\` |
 //! | `EscapeWithWildcard` | `name:char\-*` |
 //! | `BadFieldName` | `attacks..name:ember` |
+//! | `InvalidDate` | `release_date>=2020/02/30`, `release_date:[2020-13-01 TO *]` |
 //!
 //! ```
 //! let err = cardex::query::parse("name:\"charizard").unwrap_err();

@@ -848,11 +848,12 @@ impl QueryParser {
         op: CompareOp,
     ) -> PResult<'a, Spanned<f64>> {
         match number(input) {
-            Some((rest, n)) => {
+            Err((len, kind)) => fail(input, len, kind),
+            Ok(Some((rest, n))) => {
                 let span = self.span(input, rest);
                 Ok((separator(rest)?, Spanned::new(n, span)))
             }
-            None => fail(
+            Ok(None) => fail(
                 input,
                 token_len(input),
                 ParseErrorKind::ExpectedNumber {
@@ -1294,8 +1295,56 @@ fn comparison(input: &str) -> Option<(CompareOp, &str)> {
 
 /// `number = date | ["-"] digits ["." digits]`, `date = YYYY/MM/DD | YYYY-MM-DD`, a date
 /// standing for the number `YYYYMMDD` (as date values compare, see
-/// [`crate::text::date_number`]).
-fn number(input: &str) -> Option<(&str, f64)> {
+/// [`crate::text::date_number`]); `None` for no number. Text shaped as a date that names
+/// no day of the calendar is an error (its length and kind): read as a number it would be
+/// the year alone, followed by text the message would not explain.
+fn number(input: &str) -> Result<Option<(&str, f64)>, (usize, ParseErrorKind)> {
+    if let Some(kind) = invalid_date(input) {
+        return Err((10, kind));
+    }
+    Ok(number_or_day(input))
+}
+
+/// The error for `input` starting with a date's shape that is no day of the calendar.
+fn invalid_date(input: &str) -> Option<ParseErrorKind> {
+    let b = input.as_bytes().get(..10)?;
+    let digits = |at: std::ops::Range<usize>| -> Option<u32> {
+        b[at].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    if !matches!(b[4], b'/' | b'-') || b[7] != b[4] {
+        return None;
+    }
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let reason = if !(1..=12).contains(&month) {
+        format!("there is no month {month:02} (months are 01 to 12)")
+    } else {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let days = match month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        if (1..=days).contains(&day) {
+            return None;
+        }
+        const MONTHS: [&str; 12] = [
+            "January", "February", "March", "April", "May", "June", "July", "August",
+            "September", "October", "November", "December",
+        ];
+        let name = MONTHS[month as usize - 1];
+        format!("{name} {year} has {days} days")
+    };
+    Some(ParseErrorKind::InvalidDate {
+        date: input[..10].to_string(),
+        reason,
+    })
+}
+
+/// The number or valid date at the start of `input`.
+fn number_or_day(input: &str) -> Option<(&str, f64)> {
     if let Some(found) = date(input) {
         return Some(found);
     }
@@ -1330,8 +1379,9 @@ fn bound<'a>(input: &'a str, after: &str) -> PResult<'a, Option<f64>> {
         return Ok((rest, None));
     }
     match number(input) {
-        Some((rest, n)) => Ok((rest, Some(n))),
-        None => fail(
+        Err((len, kind)) => fail(input, len, kind),
+        Ok(Some((rest, n))) => Ok((rest, Some(n))),
+        Ok(None) => fail(
             input,
             token_len(input),
             ParseErrorKind::ExpectedNumber {
