@@ -38,6 +38,14 @@ pub enum PlanErrorKind {
         /// The field as typed.
         field: String,
     },
+    /// A comparison or range in a group of values on an array of objects
+    /// (`attacks:(>=60)`), where it compares the elements' `name`, which holds no numbers.
+    BareRangeInNested {
+        /// The array of objects the group is on (`attacks`).
+        path: String,
+        /// The field a bare value compares (`name`).
+        field: String,
+    },
     /// A term on the field `*` other than `*:*` (every record), or `*:*` inside a nested
     /// query.
     EveryRecord {
@@ -99,6 +107,12 @@ impl fmt::Display for PlanErrorKind {
             PlanErrorKind::NotNumeric { field } => write!(
                 f,
                 "field `{field}` holds no numbers, so ranges and comparisons cannot match it"
+            ),
+            PlanErrorKind::BareRangeInNested { path, field } => write!(
+                f,
+                "a comparison or range in `{path}:( )` compares the `{field}` of its elements, \
+                 which holds no numbers; name the field to compare inside the parentheses \
+                 (`{path}:(field>=n)`)"
             ),
             PlanErrorKind::EveryRecord { nested: false } => f.write_str(
                 "`*` is no field: `*:*` matches every record, and any other value needs its \

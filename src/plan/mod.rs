@@ -422,7 +422,12 @@ impl<'c> Resolver<'c> {
             },
         };
         let field = self.index.field(id);
-        let leaf = Leaf { id, field, typed };
+        let leaf = Leaf {
+            id,
+            field,
+            typed,
+            bare,
+        };
         match &term.test {
             Test::Value(value) => self.value(&leaf, value, term.mode),
             Test::Compare(op, n) => {
@@ -1023,8 +1028,15 @@ impl<'c> Resolver<'c> {
     ) -> Result<Node<'c>, PlanError> {
         let field = leaf.field;
         if !field.has_numbers() {
-            let kind = PlanErrorKind::NotNumeric {
-                field: leaf.typed.to_string(),
+            let kind = match self.context {
+                // `attacks:(>=60)`: the group's values are bare values on the elements.
+                Some(space) if leaf.bare => PlanErrorKind::BareRangeInNested {
+                    path: self.records.nested()[space].path.to_string(),
+                    field: leaf.typed.to_string(),
+                },
+                _ => PlanErrorKind::NotNumeric {
+                    field: leaf.typed.to_string(),
+                },
             };
             return Err(self.error(kind, span));
         }
@@ -1071,6 +1083,8 @@ struct Leaf<'c, 't> {
     field: &'c Field,
     /// The field as typed, for messages.
     typed: &'t str,
+    /// The term names no field: `typed` is the field a bare value searches.
+    bare: bool,
 }
 
 impl Leaf<'_, '_> {
@@ -1102,6 +1116,10 @@ fn joined_error(kind: PlanErrorKind) -> PlanErrorKind {
         },
         PlanErrorKind::NotNumeric { field } => PlanErrorKind::NotNumeric { field: on(field) },
         PlanErrorKind::BareValueInNested { path, field } => PlanErrorKind::BareValueInNested {
+            path: on(path),
+            field,
+        },
+        PlanErrorKind::BareRangeInNested { path, field } => PlanErrorKind::BareRangeInNested {
             path: on(path),
             field,
         },

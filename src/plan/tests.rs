@@ -227,6 +227,30 @@ fn errors_carry_the_span_of_what_they_are_about() {
     assert!(matches!(err.kind(), PlanErrorKind::NotNumeric { field } if field == "colors"));
 }
 
+#[test]
+fn a_bare_comparison_in_a_group_on_an_array_of_objects_names_the_array() {
+    let e = engine();
+    let collection = e.catalog("pokemon").unwrap().cards();
+    for (q, at) in [
+        ("attacks:(>=3)", ">=3"),
+        ("hp>=10 attacks:([1 TO 3])", "[1 TO 3]"),
+    ] {
+        let query = parse(q).unwrap();
+        let err = Plan::new(&query, q, collection, collection.all(), None, None, None).unwrap_err();
+        assert_eq!(&q[err.span().start..err.span().end], at, "{q}");
+        assert!(
+            matches!(err.kind(), PlanErrorKind::BareRangeInNested { path, field }
+                if path == "attacks" && field == "name"),
+            "{q}: {:?}",
+            err.kind()
+        );
+    }
+    // With the field named, the comparison is on it.
+    let q = "attacks:(damage>=3)";
+    let query = parse(q).unwrap();
+    assert!(Plan::new(&query, q, collection, collection.all(), None, None, None).is_ok());
+}
+
 /// `plan.matches()` counts `set`'s records and pages them as `set` does, at several offsets
 /// (the first page, a one-record page, pages past the start and past the end).
 fn assert_counted_and_paged_as(plan: &Plan<'_>, set: &RoaringBitmap, q: &str) {

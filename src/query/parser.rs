@@ -1331,8 +1331,18 @@ fn invalid_date(input: &str) -> Option<ParseErrorKind> {
             return None;
         }
         const MONTHS: [&str; 12] = [
-            "January", "February", "March", "April", "May", "June", "July", "August",
-            "September", "October", "November", "December",
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
         ];
         let name = MONTHS[month as usize - 1];
         format!("{name} {year} has {days} days")

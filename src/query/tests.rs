@@ -1075,14 +1075,46 @@ boss..s:orders
 #[test]
 fn a_bound_shaped_as_a_date_must_name_a_day_of_the_calendar() {
     for (q, date, reason) in [
-        ("release_date>=2020/02/30", "2020/02/30", "February 2020 has 29 days"),
-        ("release_date>=2021-02-29", "2021-02-29", "February 2021 has 28 days"),
-        ("release_date>=1900/02/29", "1900/02/29", "February 1900 has 28 days"),
-        ("release_date:[2020/04/31 TO *]", "2020/04/31", "April 2020 has 30 days"),
-        ("release_date:[* TO 2020-13-45]", "2020-13-45", "there is no month 13 (months are 01 to 12)"),
-        ("release_date<2020/00/10", "2020/00/10", "there is no month 00 (months are 01 to 12)"),
-        ("release_date>2020/01/00T10:00", "2020/01/00", "January 2020 has 31 days"),
-        ("x:(>=2020/06/31 AND <2021/01/01)", "2020/06/31", "June 2020 has 30 days"),
+        (
+            "release_date>=2020/02/30",
+            "2020/02/30",
+            "February 2020 has 29 days",
+        ),
+        (
+            "release_date>=2021-02-29",
+            "2021-02-29",
+            "February 2021 has 28 days",
+        ),
+        (
+            "release_date>=1900/02/29",
+            "1900/02/29",
+            "February 1900 has 28 days",
+        ),
+        (
+            "release_date:[2020/04/31 TO *]",
+            "2020/04/31",
+            "April 2020 has 30 days",
+        ),
+        (
+            "release_date:[* TO 2020-13-45]",
+            "2020-13-45",
+            "there is no month 13 (months are 01 to 12)",
+        ),
+        (
+            "release_date<2020/00/10",
+            "2020/00/10",
+            "there is no month 00 (months are 01 to 12)",
+        ),
+        (
+            "release_date>2020/01/00T10:00",
+            "2020/01/00",
+            "January 2020 has 31 days",
+        ),
+        (
+            "x:(>=2020/06/31 AND <2021/01/01)",
+            "2020/06/31",
+            "June 2020 has 30 days",
+        ),
     ] {
         assert!(
             matches!(kind(q), ParseErrorKind::InvalidDate { date: ref d, reason: ref r }
@@ -1099,7 +1131,13 @@ release_date>=2020/02/30
               ^^^^^^^^^^"
     );
     // Every day of the calendar is a bound, leap days included; a bare value is a word.
-    assert_eq!(p("d>=2020/02/29 d<=2000-02-29"), "d>=20200229 AND d<=20000229");
-    assert_eq!(p("d:[2021/12/31 TO 2022-01-31]"), "d:[20211231 TO 20220131]");
+    assert_eq!(
+        p("d>=2020/02/29 d<=2000-02-29"),
+        "d>=20200229 AND d<=20000229"
+    );
+    assert_eq!(
+        p("d:[2021/12/31 TO 2022-01-31]"),
+        "d:[20211231 TO 20220131]"
+    );
     assert_eq!(p("d:2020/02/30"), "d:2020/02/30");
 }
