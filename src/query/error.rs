@@ -197,7 +197,11 @@ impl fmt::Display for ParseErrorKind {
                 write!(f, "expected a number after `{after}`, found {found}")?;
                 // After a comparison operator: maybe a word that holds one (`pika>chu`).
                 match found {
-                    Found::Text(word) if after.ends_with(['<', '>', '=']) && !word.contains('"') => {
+                    Found::Text(word)
+                        if after.ends_with(['<', '>', '='])
+                            && !word.contains('"')
+                            && !word.starts_with(')') =>
+                    {
                         let quoted = match after.split_once(':') {
                             Some((field, op)) => format!("{field}:\"{op}{word}\""),
                             None => format!("\"{after}{word}\""),

@@ -810,6 +810,24 @@ impl QueryParser {
                     ParseErrorKind::PrefixedGroupValue { prefix, field },
                 );
             }
+            // `damage>=` with nothing after the operator: a comparison without its number,
+            // as it is outside a group (the lookahead took the parentheses for a group of
+            // values, where it would be the word `damage`).
+            if let Some((op, number_start)) =
+                term_field(rest).and_then(|(after_field, _)| comparison(after_field))
+            {
+                if at_token_end(number_start) {
+                    let written = &rest[..rest.len() - number_start.len() - op.as_str().len()];
+                    return fail(
+                        number_start,
+                        token_len(number_start),
+                        ParseErrorKind::ExpectedNumber {
+                            after: format!("{written}{}", op.as_str()),
+                            found: found_at(number_start),
+                        },
+                    );
+                }
+            }
             let (after, value) = self.value(rest, Some(field))?;
             alternatives
                 .last_mut()

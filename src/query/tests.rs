@@ -929,8 +929,8 @@ fn plain_queries_take_the_one_pass_path() {
 
 #[test]
 fn a_comparison_with_a_bad_number_makes_a_nested_query_and_says_so() {
-    // It used to be read as a group of one word, and the planner then said the array
-    // holds objects, hiding the bad number.
+    // Read as a group of one word, the planner would say the array holds objects, hiding
+    // the bad number.
     assert_eq!(
         e("variants.prices:(market>=abc)"),
         "\
@@ -948,9 +948,13 @@ variants.prices:(market>=abc)
         kind("name:(x>y)"),
         ParseErrorKind::ExpectedNumber { .. }
     ));
-    // An operator with nothing after it, or a space, stays part of a grouped word; a
-    // quoted value is a value.
-    assert_eq!(p("a:(x> OR y)"), "a:(x> OR y)");
+    // An operator with nothing after it, or a space, is a comparison without its number,
+    // as outside parentheses; a quoted value is a value.
+    assert!(matches!(
+        kind("a:(x> OR y)"),
+        ParseErrorKind::ExpectedNumber { ref after, found: Found::Whitespace } if after == "x>"
+    ));
+    assert_eq!(p("a:(\"x>\" OR y)"), "a:(\"x>\" OR y)");
     assert_eq!(p("a:(\"x>y\")"), "a:(\"x>y\")");
 }
 
@@ -1140,4 +1144,38 @@ release_date>=2020/02/30
         "d:[20211231 TO 20220131]"
     );
     assert_eq!(p("d:2020/02/30"), "d:2020/02/30");
+}
+
+#[test]
+fn a_comparison_without_its_number_inside_a_group_is_an_error_as_outside_one() {
+    // The lookahead reads these parentheses as a group of values (no number follows the
+    // operator), where `damage>=` would search the word `damage`.
+    for (q, after, found) in [
+        ("attacks:(damage>=)", "damage>=", Found::Text(")".into())),
+        (
+            "variants.prices:(market<)",
+            "market<",
+            Found::Text(")".into()),
+        ),
+        ("attacks:(damage>= 3)", "damage>=", Found::Whitespace),
+        ("name:(pika OR chu<=)", "chu<=", Found::Text(")".into())),
+    ] {
+        assert_eq!(
+            kind(q),
+            ParseErrorKind::ExpectedNumber {
+                after: after.into(),
+                found
+            },
+            "{q}"
+        );
+    }
+    assert_eq!(
+        e("attacks:(damage>=)"),
+        "\
+expected a number after `damage>=`, found `)`
+attacks:(damage>=)
+                 ^"
+    );
+    // With its number it is a comparison in a nested query.
+    assert_eq!(p("attacks:(damage>=60)"), "attacks:(damage>=60)");
 }
