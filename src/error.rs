@@ -239,14 +239,16 @@ impl fmt::Display for Error {
     }
 }
 
+// Transparent: the message is the inner error's, and so are its causes (a reporter that
+// prints the chain of causes would print the message twice if the inner error were one).
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Parse(e) => Some(e),
-            Error::Plan(e) => Some(e),
-            Error::Parameter(e) => Some(e),
+            Error::Parse(e) => e.source(),
+            Error::Plan(e) => e.source(),
+            Error::Parameter(e) => e.source(),
             Error::NotFound(_) => None,
-            Error::Load(e) => Some(e),
+            Error::Load(e) => e.source(),
         }
     }
 }

@@ -30,10 +30,11 @@
 //! An [`Engine`] holds the catalogs of one snapshot folder, loaded in memory and indexed;
 //! a [`Catalog`] answers searches ([`SearchRequest`]) and lookups ([`ItemRequest`]) with a
 //! [`Page`] or an [`Item`] of pre-rendered JSON, or with [`Hits`] (a count and record ids)
-//! for callers that render their own output. Every failure is an [`Error`], whose variants
-//! hold typed errors that say what went wrong and where: [`query::ParseError`] (the `q`
-//! text), [`PlanError`] (the query against the catalog's fields), [`ParameterError`],
-//! [`NotFound`] and [`LoadError`]. A [`LiveEngine`] reloads its snapshot and swaps the new
+//! for callers that render their own output. Every failure of a request is an [`Error`],
+//! whose variants hold typed errors that say what went wrong and where:
+//! [`query::ParseError`] (the `q` text), [`PlanError`] (the query against the catalog's
+//! fields), [`ParameterError`] and [`NotFound`]. Opening or reloading a snapshot fails
+//! with a [`LoadError`] (which converts into an [`Error`]). A [`LiveEngine`] reloads its snapshot and swaps the new
 //! one in atomically, reporting what changed as [`Event`]s.
 //!
 //! The public modules are the concepts a user works with directly:
@@ -109,14 +110,14 @@ mod text;
 pub struct ReadmeExample;
 
 pub use engine::{
-    Catalog, Engine, Hits, Item, ItemRequest, OpenOptions, Page, SearchRequest, ITEM_PARAMETERS,
-    LIST_PARAMETERS, MAX_PAGE_SIZE,
+    Catalog, Engine, Hits, Item, ItemRequest, OpenOptions, Page, SearchRequest,
+    EXPANSION_ITEM_PARAMETERS, EXPANSION_LIST_PARAMETERS, ITEM_PARAMETERS, LIST_PARAMETERS,
+    MAX_PAGE_SIZE,
 };
 pub use error::{
     error_body, error_code, error_status, Error, NotFound, ParameterError, ParameterErrorKind,
     Result,
 };
-pub use json::write::Include;
 pub use live::{
     events, CatalogChanges, ChangeKind, Event, EventData, LiveEngine, Marks, ReloadError,
     ReloadReport,

@@ -1,6 +1,12 @@
 //! The rules for field names, shared by the index, the schema step and the importers:
 //! which paths are keyword fields and which are text fields, the snake_case spelling of
-//! a camelCase name, and "did you mean" suggestions.
+//! a camelCase name, "did you mean" suggestions, and the words that lead a list of fields
+//! in messages.
+
+/// What leads in the list of an object field's fields in an error message (`search one of
+/// its fields: `a`, `b``); the list ends the message, and `/v2` finds it by this text to
+/// give its names in v2's spelling.
+pub(crate) const FIELDS_OF_OBJECT: &str = "one of its fields: ";
 
 /// How string values of a field are matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,11 +10,6 @@ use crate::index::{FieldId, Index};
 use crate::json::write::Include;
 use crate::naming::{snake_case, suggest, FieldKind};
 
-/// What leads in the list of an object field's fields in an error message (`search one of
-/// its fields: `a`, `b``); the list ends the message, and `/v2` finds it by this text to
-/// give its names in v2's spelling.
-pub(crate) const FIELDS_OF_OBJECT: &str = "one of its fields: ";
-
 /// Why a field name was refused. The caller (the planner for `q`, the request parser for
 /// `order_by` and `select`) says it in its own words, with its own place.
 #[derive(Debug, Clone, PartialEq, Eq)]

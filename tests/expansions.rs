@@ -99,18 +99,28 @@ fn include_does_not_apply_to_expansions() {
     let err = c
         .search_expansions(&SearchRequest::new("").include("prices"))
         .unwrap_err();
-    assert!(matches!(err, cardex::Error::Parameter(ref p) if p.name() == "include"));
+    // An endpoint's unknown parameter, as the contract has it, listing what it takes.
+    let unknown = |err: &cardex::Error, allowed: &[&str]| {
+        matches!(err, cardex::Error::Parameter(p) if p.name() == "include"
+            && matches!(p.kind(), cardex::ParameterErrorKind::Unknown { allowed: a } if *a == allowed))
+    };
+    assert!(unknown(&err, cardex::EXPANSION_LIST_PARAMETERS), "{err:?}");
     #[cfg(feature = "server")]
-    assert_eq!(error_code(&err), "invalid_parameter");
-    assert!(c
+    assert_eq!(error_code(&err), "unknown_parameter");
+    let err = c
         .expansion(
             "OP01",
             &ItemRequest {
                 select: None,
-                include: Some("prices")
-            }
+                include: Some("prices"),
+            },
         )
-        .is_err());
+        .unwrap_err();
+    assert!(unknown(&err, cardex::EXPANSION_ITEM_PARAMETERS), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "unknown parameter `include`; the parameters are `select`"
+    );
 }
 
 #[test]

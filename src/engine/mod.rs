@@ -7,7 +7,10 @@ mod page;
 mod request;
 
 pub use page::{Item, Page};
-pub use request::{ItemRequest, SearchRequest, ITEM_PARAMETERS, LIST_PARAMETERS, MAX_PAGE_SIZE};
+pub use request::{
+    ItemRequest, SearchRequest, EXPANSION_ITEM_PARAMETERS, EXPANSION_LIST_PARAMETERS,
+    ITEM_PARAMETERS, LIST_PARAMETERS, MAX_PAGE_SIZE,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -589,7 +592,7 @@ impl Catalog {
     pub fn check(&self, req: &SearchRequest<'_>) -> Result<()> {
         let parameters = |collection: &Collection| {
             parse_select(collection, req.select)?;
-            parse_include(Target::Cards, req.include)
+            parse_include(Target::Cards, req.include, EXPANSION_LIST_PARAMETERS)
         };
         self.planned(
             Target::Cards,
@@ -645,7 +648,7 @@ impl Catalog {
             MAX_PAGE_SIZE,
             |collection| {
                 parse_select(collection, req.select)?;
-                parse_include(target, req.include).map(drop)
+                parse_include(target, req.include, EXPANSION_LIST_PARAMETERS).map(drop)
             },
             |plan, _, ()| plan.explain(),
         )
@@ -654,7 +657,7 @@ impl Catalog {
     fn item(&self, target: Target, record: u32, req: &ItemRequest<'_>) -> Result<Item> {
         let collection = self.collection(target);
         let select = parse_select(collection, req.select)?;
-        let include = parse_include(target, req.include)?;
+        let include = parse_include(target, req.include, EXPANSION_ITEM_PARAMETERS)?;
         Ok(Item::new(record, collection.doc_len(record), |id, out| {
             render_record(collection, id, select.as_ref(), include, out)
         }))
@@ -671,7 +674,7 @@ impl Catalog {
             self.matches(target, req, within, MAX_PAGE_SIZE, |collection| {
                 Ok((
                     parse_select(collection, req.select)?,
-                    parse_include(target, req.include)?,
+                    parse_include(target, req.include, EXPANSION_LIST_PARAMETERS)?,
                 ))
             })?;
         let records_len = hits
@@ -909,7 +912,7 @@ fn parse_order_keys(
                         let mut reason = format!("`{name}` holds objects, not values");
                         if !sorts.is_empty() {
                             reason.push_str("; sort by ");
-                            reason.push_str(crate::schema::FIELDS_OF_OBJECT);
+                            reason.push_str(crate::naming::FIELDS_OF_OBJECT);
                             reason.push_str(&sorts[..sorts.len().min(LISTED)].join(", "));
                             if sorts.len() > LISTED {
                                 reason.push_str(&format!(", … ({} in all)", sorts.len()));
@@ -1049,7 +1052,7 @@ impl Collection {
     /// let cards = engine.catalog("pokemon").unwrap().cards();
     /// let fields = cards.order_fields();
     /// assert!(fields.contains(&"name") && fields.contains(&"variants.prices.type"));
-    /// // Text inside an array of objects; prices in USD and EUR.
+    /// // Text inside an array of objects; prices in several currencies (JPY and USD).
     /// assert!(!fields.contains(&"attacks.text") && !fields.contains(&"variants.prices.market"));
     /// # Ok::<(), cardex::LoadError>(())
     /// ```
@@ -1118,24 +1121,31 @@ fn parse_select_keys(collection: &Collection, text: &str) -> Result<Select> {
     })
 }
 
-/// `include=prices,pop_reports` (cards only).
+/// `include=prices,pop_reports` (cards only: on expansions, which have no optional parts,
+/// an unknown parameter, listing the parameters the endpoint takes, `expansions_allowed`).
 #[inline]
-fn parse_include(target: Target, include: Option<&str>) -> Result<Include> {
+fn parse_include(
+    target: Target,
+    include: Option<&str>,
+    expansions_allowed: &'static [&'static str],
+) -> Result<Include> {
     match include.filter(|t| !t.trim().is_empty()) {
         None => Ok(Include::NONE),
-        Some(text) => parse_include_parts(target, text),
+        Some(text) => parse_include_parts(target, text, expansions_allowed),
     }
 }
 
 /// [`parse_include`] of a non-blank `text`.
-fn parse_include_parts(target: Target, text: &str) -> Result<Include> {
+fn parse_include_parts(
+    target: Target,
+    text: &str,
+    expansions_allowed: &'static [&'static str],
+) -> Result<Include> {
     if target == Target::Expansions {
-        return Err(ParameterError::invalid(
-            "include",
-            text,
-            "expansions have no optional parts; `include` applies to cards",
-        )
-        .into());
+        let allowed = expansions_allowed;
+        return Err(
+            ParameterError::new("include", text, ParameterErrorKind::Unknown { allowed }).into(),
+        );
     }
     text.split(',')
         .map(str::trim)

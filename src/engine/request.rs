@@ -12,6 +12,13 @@ pub const LIST_PARAMETERS: &[&str] = &["q", "page", "page_size", "order_by", "se
 /// The parameters a single-resource endpoint takes.
 pub const ITEM_PARAMETERS: &[&str] = &["select", "include"];
 
+/// The parameters an expansion list takes: [`LIST_PARAMETERS`] less `include`, since
+/// expansions have no optional parts (an `include` there is an unknown parameter).
+pub const EXPANSION_LIST_PARAMETERS: &[&str] = &["q", "page", "page_size", "order_by", "select"];
+
+/// The parameters a single expansion takes: [`ITEM_PARAMETERS`] less `include`.
+pub const EXPANSION_ITEM_PARAMETERS: &[&str] = &["select"];
+
 /// A search (list) request: `q` and the list parameters (`page`, `page_size`, `order_by`,
 /// `select`, `include`), with the language scope.
 ///
@@ -34,7 +41,8 @@ pub struct SearchRequest<'a> {
     pub lang: Option<&'a str>,
     /// The page, from 1.
     pub page: u32,
-    /// Records per page, 1 to 100.
+    /// Records per page: 1 to [`MAX_PAGE_SIZE`] for a rendered page; the `*hits` calls,
+    /// which render nothing, take more (see [`crate::Catalog::hits`]).
     pub page_size: u32,
     /// Comma list of fields, `-` for descending (`-release_date,name`).
     pub order_by: Option<&'a str>,
@@ -79,7 +87,7 @@ impl<'a> SearchRequest<'a> {
         self
     }
 
-    /// Sets the page size (1–100).
+    /// Sets the page size (see [`SearchRequest::page_size`](#structfield.page_size)).
     pub fn page_size(mut self, page_size: u32) -> Self {
         self.page_size = page_size;
         self

@@ -192,15 +192,9 @@ impl fmt::Display for ImportError {
     }
 }
 
-impl std::error::Error for ImportError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            ImportErrorKind::Io(e) => Some(e),
-            ImportErrorKind::Unloadable(e) => Some(e.as_ref()),
-            _ => None,
-        }
-    }
-}
+// The message includes its cause's, so `source()` is `None`: a reporter that prints the
+// chain of causes prints each message once.
+impl std::error::Error for ImportError {}
 
 /// How far an import has come, for progress reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +235,8 @@ impl SnapshotWriter {
     /// [`ImportErrorKind::OutputExists`] when `out` exists and `force` is off; I/O errors
     /// creating the staging folder.
     pub fn new(out: &Path, force: bool) -> Result<SnapshotWriter, ImportError> {
-        if out.exists() && !force {
+        // A link counts as there, even one that leads nowhere.
+        if fs::symlink_metadata(out).is_ok() && !force {
             return Err(ImportError::new(Some(out), ImportErrorKind::OutputExists));
         }
         let name = out
@@ -303,6 +298,18 @@ impl SnapshotWriter {
     ///
     /// I/O errors.
     pub fn write(&self, rel: &str, text: &[u8]) -> Result<(), ImportError> {
+        // Only inside the snapshot: no root, no `..`, no `.`.
+        let inside = Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || rel.is_empty() {
+            return Err(ImportError::new(
+                Some(&self.out),
+                ImportErrorKind::Layout {
+                    expected: format!("a path inside the snapshot, not `{rel}`"),
+                },
+            ));
+        }
         // Errors name the file as it would be in the output, not the hidden copy.
         let path = self.staging.join(rel);
         if let Some(dir) = path.parent() {
@@ -353,18 +360,21 @@ impl SnapshotWriter {
             });
             ImportError::new(Some(&self.out), ImportErrorKind::Unloadable(Box::new(e)))
         })?;
-        // The old output moves aside to `.{name}.old` (what a killed import left there, a
-        // copy of an output being replaced, is removed first), then goes.
-        let mut old_name = std::ffi::OsString::from(".");
-        old_name.push(self.out.file_name().unwrap_or_default());
-        old_name.push(".old");
-        let old = self.staging.with_file_name(old_name);
+        // The old output moves aside under a name of this import's own
+        // (`.{name}.replaced-{pid}-{unique}`, beside the working copy's), then goes.
+        let staging_name = self
+            .staging
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
+        let old =
+            self.staging
+                .with_file_name(staging_name.replacen(".importing-", ".replaced-", 1));
         // The lock file stays behind (the snapshot does not hold it); the lock itself is
         // held until the copy has moved into place, so no sweep takes it meanwhile.
         let _ = fs::remove_file(self.staging.join(STAGING_LOCK));
         let replacing = self.force && fs::symlink_metadata(&self.out).is_ok();
         if replacing {
-            remove_any(&old).map_err(|e| ImportError::io(&old, e))?;
             fs::rename(&self.out, &old).map_err(|e| ImportError::io(&self.out, e))?;
         }
         if let Err(e) = fs::rename(&self.staging, &self.out) {
@@ -457,15 +467,22 @@ const STAGING_LOCK: &str = ".lock";
 /// without a lock file (one being made, or left by an older cardex) is left alone.
 fn remove_stale_staging(parent: &Path, name: &str) {
     let prefix = format!(".{name}.importing-");
+    let replaced = format!(".{name}.replaced-");
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
+    let out_there = fs::symlink_metadata(parent.join(name)).is_ok();
     for entry in entries.flatten() {
-        if !entry
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.starts_with(&prefix))
-        {
+        let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        // An output replaced by an import killed before it removed it: superseded once
+        // the output is there again (else it is the only copy, and stays).
+        if file_name.starts_with(&replaced) && out_there {
+            let _ = remove_any(&entry.path());
+            continue;
+        }
+        if !file_name.starts_with(&prefix) {
             continue;
         }
         let Ok(lock) = fs::File::options()

@@ -273,7 +273,18 @@ fn stem(path: &Path) -> &str {
     path.file_stem().and_then(|s| s.to_str()).unwrap_or("")
 }
 
+/// A source file's text. Anything but a file (links followed) is refused, as the loader
+/// refuses it: reading a pipe or a device would wait or never end.
 fn read_text(path: &Path) -> Result<String, ImportError> {
+    let meta = fs::metadata(path).map_err(|e| ImportError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(ImportError::new(
+            Some(path),
+            ImportErrorKind::Layout {
+                expected: "a file of JSON, not a folder, a pipe or a device".to_string(),
+            },
+        ));
+    }
     let bytes = fs::read(path).map_err(|e| ImportError::io(path, e))?;
     String::from_utf8(bytes).map_err(|_| ImportError::new(Some(path), ImportErrorKind::InvalidUtf8))
 }
@@ -641,6 +652,22 @@ mod tests {
         assert!(says(&src).contains("no cards file in"), "{}", says(&src));
         assert!(!out.exists());
         fs::remove_dir_all(&src).unwrap();
+        // A pipe where a file should be is refused, not read (which would wait forever).
+        #[cfg(unix)]
+        {
+            source(&src);
+            let pipe = src.join("cards/en/s1.json");
+            fs::remove_file(&pipe).unwrap();
+            let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+            let err = says(&src);
+            assert!(
+                err.contains("s1.json") && err.contains("not a folder, a pipe or a device"),
+                "{err}"
+            );
+            assert!(!out.exists());
+            fs::remove_dir_all(&src).unwrap();
+        }
     }
 
     /// A failed import leaves no folder it made on the way to the output, and an import
@@ -682,6 +709,29 @@ mod tests {
     }
 
     #[test]
+    fn a_writer_writes_only_inside_the_snapshot() {
+        let out = temp("writer-out");
+        let writer = crate::import::SnapshotWriter::new(&out, false).unwrap();
+        for rel in [
+            "../escaped.json",
+            "/tmp/escaped.json",
+            "a/../../b.json",
+            "./a",
+            "",
+        ] {
+            let err = writer.write(rel, b"[]").unwrap_err();
+            assert!(
+                matches!(err.kind(), ImportErrorKind::Layout { .. }),
+                "{rel}: {err}"
+            );
+        }
+        writer.write("pokemon/cards/a.json", b"[]").unwrap();
+        drop(writer);
+        assert!(!out.exists());
+        assert!(!out.parent().unwrap().join("escaped.json").exists());
+    }
+
+    #[test]
     fn an_existing_output_needs_force() {
         let src = temp("force-src");
         let out = temp("force-out");
@@ -692,6 +742,15 @@ mod tests {
         let err = import(&src, &out, &Options::default(), &|_| {}).unwrap_err();
         assert!(matches!(err.kind(), ImportErrorKind::OutputExists));
         assert!(out.join("pokemon/old.txt").exists());
+        // A link that leads nowhere is there too.
+        #[cfg(unix)]
+        {
+            let link = temp("force-link");
+            std::os::unix::fs::symlink(temp("force-nowhere"), &link).unwrap();
+            let err = import(&src, &link, &Options::default(), &|_| {}).unwrap_err();
+            assert!(matches!(err.kind(), ImportErrorKind::OutputExists), "{err}");
+            fs::remove_file(&link).unwrap();
+        }
         let options = Options {
             force: true,
             ..Options::default()
@@ -703,14 +762,21 @@ mod tests {
         import(&src, &out, &options, &|_| {}).unwrap();
         assert!(!out.join("pokemon/old.txt").exists());
         assert!(out.join("pokemon/cards/s1.json").exists());
-        // What a killed import left beside it does not stand in the way, nor does an
-        // output that is a file; nothing is left beside the output after.
+        // An output that a killed import replaced goes once the output is there again; a
+        // sibling of a name of the user's (`.out.old`) is not the import's to delete.
         let parent = out.parent().unwrap();
         let name = out.file_name().unwrap().to_str().unwrap();
+        fs::create_dir_all(parent.join(format!(".{name}.replaced-4294967290-1f/x"))).unwrap();
         fs::create_dir_all(parent.join(format!(".{name}.old/x"))).unwrap();
         import(&src, &out, &options, &|_| {}).unwrap();
-        assert!(!parent.join(format!(".{name}.old")).exists());
-        fs::create_dir_all(parent.join(format!(".{name}.old/x"))).unwrap();
+        assert!(!parent
+            .join(format!(".{name}.replaced-4294967290-1f"))
+            .exists());
+        assert!(parent.join(format!(".{name}.old/x")).exists());
+        fs::remove_dir_all(parent.join(format!(".{name}.old"))).unwrap();
+        // Nor does an output that is a file stand in the way; nothing is left beside the
+        // output after.
+        fs::create_dir_all(parent.join(format!(".{name}.replaced-4294967290-2f/x"))).unwrap();
         fs::remove_dir_all(&out).unwrap();
         fs::write(&out, "a file").unwrap();
         import(&src, &out, &options, &|_| {}).unwrap();

@@ -30,8 +30,6 @@ impl Include {
     pub const PRICES: Include = Include(Part::Prices as u8);
     /// Variants' `pop_reports`.
     pub const POP_REPORTS: Include = Include(Part::PopReports as u8);
-    /// Both.
-    pub const ALL: Include = Include(Part::Prices as u8 | Part::PopReports as u8);
 
     pub(crate) fn contains(self, part: Part) -> bool {
         self.0 & part as u8 != 0
@@ -40,16 +38,6 @@ impl Include {
     /// Both sets together.
     pub fn union(self, other: Include) -> Include {
         Include(self.0 | other.0)
-    }
-
-    /// Whether prices are included.
-    pub fn prices(self) -> bool {
-        self.contains(Part::Prices)
-    }
-
-    /// Whether pop reports are included.
-    pub fn pop_reports(self) -> bool {
-        self.contains(Part::PopReports)
     }
 }
 
@@ -179,7 +167,10 @@ mod tests {
             served(card, Include::POP_REPORTS),
             r#"{"id":"x","variants":[{"name":"Normal","pop_reports":[2]},{"name":"Alt"},{"pop_reports":[4]},{"pop_reports":[7],"x":1}]}"#
         );
-        assert_eq!(served(card, Include::ALL), card);
+        assert_eq!(
+            served(card, Include::PRICES.union(Include::POP_REPORTS)),
+            card
+        );
     }
 
     #[test]
@@ -220,8 +211,8 @@ mod tests {
             let include = Include(include);
             let full = card_json(&variants, |_| true);
             let expected = card_json(&variants, |k| match k {
-                "prices" => include.prices(),
-                "pop_reports" => include.pop_reports(),
+                "prices" => include.contains(Part::Prices),
+                "pop_reports" => include.contains(Part::PopReports),
                 _ => true,
             });
             prop_assert_eq!(served(&full, include), expected);

@@ -297,11 +297,6 @@ impl fmt::Display for Shown<'_> {
     }
 }
 
-impl std::error::Error for LoadError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            LoadErrorKind::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+// The message includes its cause's, so `source()` is `None`: a reporter that prints the
+// chain of causes prints each message once.
+impl std::error::Error for LoadError {}

@@ -99,7 +99,7 @@ impl fmt::Display for PlanErrorKind {
                 write!(f, "field `{field}` holds objects, not values")?;
                 if !children.is_empty() {
                     let list: Vec<String> = children.iter().map(|c| format!("`{c}`")).collect();
-                    let lead = crate::schema::FIELDS_OF_OBJECT;
+                    let lead = crate::naming::FIELDS_OF_OBJECT;
                     write!(f, "; search {lead}{}", list.join(", "))?;
                 }
                 Ok(())

@@ -16,7 +16,7 @@
 //! range   = ("[" | "{") bound "TO" bound ("]" | "}")       [ ] inclusive, { } exclusive
 //! bound   = number | "*"
 //! number  = date | ["-"] digits ["." digits]
-//! date    = YYYY/MM/DD | YYYY-MM-DD           the number YYYYMMDD, as date values compare
+//! date    = (YYYY/MM/DD | YYYY-MM-DD) ["T" time]   the number YYYYMMDD, as date values compare; a day of the calendar
 //! field   = segment ("." segment)*             segment = [A-Za-z0-9_]+, the first starting with a letter or _
 //!                                              (or their full-width forms, and `：` for `:`: `ｎａｍｅ：x` is `name:x`)
 //! word    = any characters but whitespace, "(" and ")"; "\" takes the next one in, whatever it is

@@ -134,19 +134,22 @@ fn expansions_take_no_include(endpoint: Endpoint, pairs: &[(&str, &str)]) -> Res
 }
 
 /// An unknown parameter's error, listing the parameters `endpoint` takes as served (the
-/// engine lists its own, the same for cards and expansions).
+/// engine lists its own: those of a request, which reads the same for cards and
+/// expansions, or those of an expansion endpoint).
 fn served_allowed(e: Error, endpoint: Endpoint) -> Error {
     let Error::Parameter(p) = &e else { return e };
     let crate::ParameterErrorKind::Unknown { allowed } = p.kind() else {
         return e;
     };
+    let list = [crate::LIST_PARAMETERS, crate::EXPANSION_LIST_PARAMETERS].contains(allowed);
+    let item = [crate::ITEM_PARAMETERS, crate::EXPANSION_ITEM_PARAMETERS].contains(allowed);
     let expansions = matches!(endpoint, Endpoint::Expansions | Endpoint::Expansion);
-    let served = match (*allowed == crate::LIST_PARAMETERS, expansions) {
-        (true, false) => SERVED_LIST_PARAMETERS,
-        (true, true) => SERVED_EXPANSION_LIST_PARAMETERS,
-        (false, _) if *allowed != crate::ITEM_PARAMETERS => return e,
-        (false, false) => SERVED_ITEM_PARAMETERS,
-        (false, true) => SERVED_EXPANSION_ITEM_PARAMETERS,
+    let served = match (list, item, expansions) {
+        (true, _, false) => SERVED_LIST_PARAMETERS,
+        (true, _, true) => SERVED_EXPANSION_LIST_PARAMETERS,
+        (_, true, false) => SERVED_ITEM_PARAMETERS,
+        (_, true, true) => SERVED_EXPANSION_ITEM_PARAMETERS,
+        (false, false, _) => return e,
     };
     ParameterError::new(
         p.name(),
@@ -352,12 +355,21 @@ mod tests {
             assert_eq!(served.split_last(), Some((&"casing", engine)));
         }
         // Expansions': the same, less `include`.
-        for (served, engine) in [
-            (SERVED_EXPANSION_LIST_PARAMETERS, crate::LIST_PARAMETERS),
-            (SERVED_EXPANSION_ITEM_PARAMETERS, crate::ITEM_PARAMETERS),
+        for (served, engine, cards) in [
+            (
+                SERVED_EXPANSION_LIST_PARAMETERS,
+                crate::EXPANSION_LIST_PARAMETERS,
+                crate::LIST_PARAMETERS,
+            ),
+            (
+                SERVED_EXPANSION_ITEM_PARAMETERS,
+                crate::EXPANSION_ITEM_PARAMETERS,
+                crate::ITEM_PARAMETERS,
+            ),
         ] {
-            let without: Vec<&str> = engine.iter().copied().filter(|&p| p != "include").collect();
-            assert_eq!(served.split_last(), Some((&"casing", &without[..])));
+            let without: Vec<&str> = cards.iter().copied().filter(|&p| p != "include").collect();
+            assert_eq!(engine, &without[..]);
+            assert_eq!(served.split_last(), Some((&"casing", engine)));
         }
     }
 

@@ -124,21 +124,9 @@ impl fmt::Display for ServeError {
     }
 }
 
-impl std::error::Error for ServeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ServeError::Runtime(e) | ServeError::Signal(e) => Some(e),
-            ServeError::Snapshot(e) => Some(e),
-            ServeError::State(e) => Some(e),
-            ServeError::Listen { source, .. } => Some(source),
-            ServeError::Webhooks(e) => Some(e),
-            ServeError::WebhookCa { .. }
-            | ServeError::SignatureHeader { .. }
-            | ServeError::ReservedSignatureHeader { .. }
-            | ServeError::Setting { .. } => None,
-        }
-    }
-}
+// The message includes its cause's, so `source()` is `None`: a reporter that prints the
+// chain of causes prints each message once.
+impl std::error::Error for ServeError {}
 
 /// How often a metered server checks the state for keys or teams added or imported.
 const ACCOUNTS_CHECK: std::time::Duration = std::time::Duration::from_secs(1);

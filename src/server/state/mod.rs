@@ -334,14 +334,9 @@ fn is_fault(code: &str) -> bool {
     )
 }
 
-impl std::error::Error for StateError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StateError::Database { source, .. } => Some(source.as_ref()),
-            _ => None,
-        }
-    }
-}
+// The message includes its cause's, so `source()` is `None`: a reporter that prints the
+// chain of causes prints each message once.
+impl std::error::Error for StateError {}
 
 /// The words of `error`'s causes, each after `: `, leaving out one whose words the error
 /// before it already said (drivers often repeat their cause).

@@ -291,7 +291,7 @@ pub(crate) fn v2_spelling(message: &str, of: Of) -> String {
     // The engine's list of an object's fields ends its message (`... one of its fields:
     // `a`, `b``): its names are the engine's, given in v2's spelling, whatever backticks
     // the request's own text put before it.
-    let lead = crate::schema::FIELDS_OF_OBJECT;
+    let lead = crate::naming::FIELDS_OF_OBJECT;
     let (head, list) = match message.rfind(lead) {
         Some(at) => message.split_at(at + lead.len()),
         None => (message, ""),

@@ -54,15 +54,9 @@ impl fmt::Display for WebhooksError {
     }
 }
 
-impl std::error::Error for WebhooksError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            WebhooksError::Read { source, .. } => Some(source),
-            WebhooksError::Parse { source, .. } => Some(source),
-            WebhooksError::Invalid { .. } => None,
-        }
-    }
-}
+// The message includes its cause's, so `source()` is `None`: a reporter that prints the
+// chain of causes prints each message once.
+impl std::error::Error for WebhooksError {}
 
 /// The fewest retries of an event before it may be given up.
 pub const MIN_RETRIES: u32 = 4;
