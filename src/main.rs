@@ -452,6 +452,22 @@ fn misspelt_option(args: &[std::ffi::OsString]) -> Option<String> {
     None
 }
 
+/// Whether stdout throws away what is written to it: it is `/dev/null`, which is also
+/// what a Rust program finds on a stdout that was closed when it started.
+#[cfg(all(unix, feature = "server"))]
+fn stdout_discards() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else {
+        return true;
+    };
+    let Ok(meta) = std::fs::File::from(fd).metadata() else {
+        return false;
+    };
+    meta.file_type().is_char_device()
+        && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev())
+}
+
 /// A new team's plan, its overage rate checked.
 #[cfg(feature = "server")]
 fn overage_plan(
@@ -795,6 +811,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
                 )));
             }
+            // A closed stdout is /dev/null to a Rust program, which takes every write: the
+            // key would be stored and shown to no one.
+            #[cfg(unix)]
+            if stdout_discards() {
+                return Err(Failure::Io(io::Error::other(
+                    "stdout is closed or /dev/null, so the key would be shown to no one; nothing was added",
+                )));
+            }
             let (runtime, state, url) = state.open()?;
             let key = runtime
                 .block_on(state.add_key(&team, plan, cardex::server::unix_now()))
@@ -869,15 +893,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let accounts = runtime
                 .block_on(state.accounts())
                 .map_err(|e| Failure::Config(e.to_string()))?;
+            let used_by_team = runtime
+                .block_on(state.used_by_team())
+                .map_err(|e| Failure::Config(e.to_string()))?;
             writeln!(
                 out,
                 "team\ttotal_credits\toverage_credit_rate\tkeys\tused_credits"
             )
             .map_err(Failure::Output)?;
             for team in &accounts.teams {
-                let used = runtime
-                    .block_on(state.used(&team.id))
-                    .map_err(|e| Failure::Config(e.to_string()))?;
+                let used = used_by_team.get(&team.id).copied().unwrap_or(0);
                 writeln!(
                     out,
                     "{}\t{}\t{}\t{}\t{used}",

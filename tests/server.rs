@@ -1120,8 +1120,34 @@ fn a_key_that_cannot_be_shown_is_revoked_again() {
             "{err}"
         );
     }
+    // To /dev/null, or closed (which a Rust program finds as /dev/null), no key is made.
+    for (team, closed) in [("t3", false), ("t4", true)] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cardex"));
+        command.args(["accounts", "add-key", "--state", &state, "--team", team]);
+        let o = if closed {
+            Command::new("sh")
+                .args(["-c", "exec \"$0\" \"$@\" >&-", env!("CARGO_BIN_EXE_cardex")])
+                .args(["accounts", "add-key", "--state", &state, "--team", team])
+                .output()
+                .unwrap()
+        } else {
+            command
+                .stdout(std::process::Stdio::null())
+                .output()
+                .unwrap()
+        };
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{team}: {err}");
+        assert!(err.contains("shown to no one; nothing was added"), "{err}");
+    }
     let (code, list, err) = cardex(&["accounts", "list", "--state", &state]);
     assert_eq!(code, Some(0), "{err}");
+    for team in ["t3", "t4"] {
+        assert!(
+            !list.contains(&format!("{team}\t")),
+            "{team} was added: {list}"
+        );
+    }
     for team in ["t1", "t2"] {
         let row = list
             .lines()

@@ -1,6 +1,7 @@
 //! A running service's state: the engine (reloadable) and, with accounts, the metering —
 //! teams, keys, and admission and charging against the state.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, UNIX_EPOCH};
@@ -42,27 +43,33 @@ impl Roster {
     /// The roster of `accounts`, numbering the teams of `before` as they were.
     fn new(mut accounts: Accounts, before: Option<&Roster>) -> Roster {
         if let Some(before) = before {
-            let number = |id: &str| {
-                before
-                    .teams
-                    .iter()
-                    .position(|t| t.id == id)
-                    .unwrap_or(usize::MAX)
-            };
-            // Known teams in their old order, then the new ones in id order (stable sort).
-            accounts.teams.sort_by_key(|t| number(&t.id));
-            // A team no longer in the state keeps its number, without keys.
-            for (i, old) in before.teams.iter().enumerate() {
-                if accounts.teams.get(i).map(|t| t.id.as_str()) != Some(old.id.as_str()) {
-                    accounts.teams.insert(
-                        i,
-                        Team {
-                            keys: Vec::new(),
-                            ..old.clone()
-                        },
-                    );
+            // Known teams in their old places, then the new ones in the order read.
+            let number: HashMap<&str, usize> = before
+                .teams
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.id.as_str(), i))
+                .collect();
+            let mut known: Vec<Option<Team>> = before.teams.iter().map(|_| None).collect();
+            let mut new = Vec::new();
+            for team in accounts.teams.drain(..) {
+                match number.get(team.id.as_str()) {
+                    Some(&i) => known[i] = Some(team),
+                    None => new.push(team),
                 }
             }
+            // A team no longer in the state keeps its number, without keys.
+            accounts.teams = known
+                .into_iter()
+                .zip(&before.teams)
+                .map(|(read, old)| {
+                    read.unwrap_or_else(|| Team {
+                        keys: Vec::new(),
+                        ..old.clone()
+                    })
+                })
+                .chain(new)
+                .collect();
         }
         Roster {
             keys: KeyRing::new(&accounts),
@@ -269,7 +276,16 @@ impl Service {
         if version == m.version.load(Ordering::Acquire) {
             return Ok(None);
         }
-        let accounts = state.accounts().await?;
+        // SQLite reads on the calling thread: off the async workers, so a large roster
+        // read holds up no request but those waiting for the connection.
+        let aside = {
+            let state = Arc::clone(state);
+            tokio::task::spawn_blocking(move || state.accounts_in_place())
+        };
+        let accounts = match aside.await {
+            Ok(Some(read)) => read?,
+            _ => state.accounts().await?,
+        };
         let roster = Roster::new(accounts, Some(&m.roster()));
         let teams = roster.teams.len();
         m.charging.grow(teams);
@@ -374,4 +390,72 @@ struct Usage {
     overage_credit_rate: f64,
     overage_credits: u64,
     updated_at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::accounts::{Plan, StoredKey};
+
+    fn team(id: &str, keys: &[&str], credits: u64) -> Team {
+        Team {
+            id: id.to_string(),
+            plan: Plan {
+                total_credits: credits,
+                overage_credit_rate: 0.0,
+            },
+            keys: keys
+                .iter()
+                .map(|k| StoredKey {
+                    sha256: k.repeat(64),
+                    created: 0,
+                })
+                .collect(),
+        }
+    }
+
+    fn ids(roster: &Roster) -> Vec<&str> {
+        roster.teams.iter().map(|t| t.id.as_str()).collect()
+    }
+
+    /// A team keeps its number (its rate-limit log) across re-reads: known teams in their
+    /// places, a team gone from the state in its place without keys, new ones after, in
+    /// the order read.
+    #[test]
+    fn a_roster_read_again_numbers_the_teams_it_knew_as_before() {
+        let first = Accounts {
+            teams: vec![
+                team("c", &["1"], 1),
+                team("a", &["2"], 1),
+                team("b", &[], 1),
+            ],
+            credit_costs: Default::default(),
+        };
+        let before = Roster::new(first, None);
+        assert_eq!(ids(&before), ["c", "a", "b"]);
+        let again = Accounts {
+            teams: vec![
+                team("a", &["2", "3"], 9),
+                team("b", &[], 1),
+                team("d", &["4"], 1),
+                team("e", &[], 1),
+            ],
+            credit_costs: Default::default(),
+        };
+        let after = Roster::new(again, Some(&before));
+        assert_eq!(ids(&after), ["c", "a", "b", "d", "e"]);
+        assert!(after.teams[0].keys.is_empty(), "c is gone: no keys");
+        assert_eq!(after.teams[1].keys.len(), 2);
+        assert_eq!(after.teams[1].plan.total_credits, 9);
+        assert_eq!(&*after.ids[3], "d");
+        let reread = Roster::new(
+            Accounts {
+                teams: vec![team("e", &[], 1)],
+                credit_costs: Default::default(),
+            },
+            Some(&after),
+        );
+        assert_eq!(ids(&reread), ["c", "a", "b", "d", "e"]);
+        assert!(reread.teams.iter().all(|t| t.keys.is_empty()));
+    }
 }

@@ -490,6 +490,18 @@ fn hide_password_pairs(text: &str) -> String {
 /// A credit cost as the state stores it, as the server charges it: at most
 /// [`MAX_CREDIT_COST`](crate::server::accounts::MAX_CREDIT_COST), which a state written
 /// before that limit may exceed.
+/// Each team's place in `teams`, by id: the keys read after the teams go to theirs
+/// without a search per key.
+fn team_numbers(
+    teams: &[crate::server::accounts::Team],
+) -> std::collections::HashMap<String, usize> {
+    teams
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.id.clone(), i))
+        .collect()
+}
+
 fn stored_cost(credits: i64) -> u64 {
     (credits.max(0) as u64).min(crate::server::accounts::MAX_CREDIT_COST)
 }
@@ -646,6 +658,15 @@ impl State {
         }
     }
 
+    /// With SQLite, the accounts, read on the calling thread (`None` with PostgreSQL, which
+    /// reads them asynchronously: [`State::accounts`]).
+    pub(crate) fn accounts_in_place(&self) -> Option<Result<Accounts, StateError>> {
+        match self {
+            State::Sqlite(s) => Some(s.accounts()),
+            State::Postgres(_) => None,
+        }
+    }
+
     /// Makes, stores (as a hash) and returns a new key for `team`, creating the team
     /// with `plan` when it does not exist.
     ///
@@ -695,6 +716,19 @@ impl State {
         match self {
             State::Sqlite(s) => s.used(team),
             State::Postgres(s) => bounded(s, "read the credits used", s.used(team)).await,
+        }
+    }
+
+    /// The credits each team has used so far, by team (teams that used none may be
+    /// missing): [`State::used`] for every team in one statement.
+    ///
+    /// # Errors
+    ///
+    /// The database's.
+    pub async fn used_by_team(&self) -> Result<std::collections::HashMap<String, u64>, StateError> {
+        match self {
+            State::Sqlite(s) => s.used_by_team(),
+            State::Postgres(s) => bounded(s, "read the credits used", s.used_by_team()).await,
         }
     }
 

@@ -425,6 +425,7 @@ impl PgState {
                 keys: Vec::new(),
             })
             .collect();
+        let number = super::team_numbers(&teams);
         for row in db
             .query(
                 "SELECT team, sha256, created FROM api_keys ORDER BY created, sha256",
@@ -433,9 +434,9 @@ impl PgState {
             .await
             .map_err(fail)?
         {
-            let team: String = row.get(0);
-            if let Some(t) = teams.iter_mut().find(|t| t.id == team) {
-                t.keys.push(StoredKey {
+            let team: &str = row.get(0);
+            if let Some(&i) = number.get(team) {
+                teams[i].keys.push(StoredKey {
                     sha256: row.get(1),
                     created: row.get::<_, i64>(2).max(0) as u64,
                 });
@@ -670,6 +671,19 @@ impl PgState {
             .await
             .map_err(|e| self.fail("read the credits used")(e.into()))?;
         Ok(row.map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+    }
+
+    /// The credits each team has used so far.
+    pub async fn used_by_team(&self) -> Result<std::collections::HashMap<String, u64>, StateError> {
+        let db = self.client("read the credits used").await?;
+        let rows = db
+            .query("SELECT team, used FROM credits_used", &[])
+            .await
+            .map_err(|e| self.fail("read the credits used")(e.into()))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).max(0) as u64))
+            .collect())
     }
 
     async fn meta(db: &Client, key: &str) -> Result<Option<String>, tokio_postgres::Error> {

@@ -266,6 +266,11 @@ impl SqliteState {
             .map_err(self.fail("set the synchronous mode"))?;
         db.pragma_update(None, "foreign_keys", "ON")
             .map_err(self.fail("turn on foreign keys"))?;
+        // At the current version nothing is written, and no write lock taken: a command
+        // that only reads (`accounts list`) does not wait on a long write.
+        if found == SCHEMA_VERSION {
+            return Ok(());
+        }
         // All pending migrations in one transaction: one that fails leaves the schema as
         // it was.
         let tx = db
@@ -344,9 +349,10 @@ impl SqliteState {
                 .collect()
             })
             .map_err(&read)?;
+        let number = super::team_numbers(&teams);
         for (team, key) in keys {
-            if let Some(t) = teams.iter_mut().find(|t| t.id == team) {
-                t.keys.push(key);
+            if let Some(&i) = number.get(team.as_str()) {
+                teams[i].keys.push(key);
             }
         }
         let mut credit_costs = CreditCosts::default();
@@ -520,6 +526,26 @@ impl SqliteState {
                 |row| row.get::<_, i64>(0),
             )
             .map(|used| used.max(0) as u64)
+            .map_err(self.fail("read the credits used"))
+    }
+
+    /// The credits each team has used so far (folded, plus appended since).
+    ///
+    /// # Errors
+    ///
+    /// The database's.
+    pub fn used_by_team(&self) -> Result<std::collections::HashMap<String, u64>, StateError> {
+        let db = self.connection();
+        db.prepare(CREDITS_USED)
+            .and_then(|mut s| {
+                s.query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, i64>(1)?.max(0) as u64,
+                    ))
+                })?
+                .collect()
+            })
             .map_err(self.fail("read the credits used"))
     }
 
