@@ -276,15 +276,16 @@ impl SnapshotWriter {
             lock: None,
             sources: Default::default(),
         };
-        fs::create_dir(&writer.staging).map_err(|e| ImportError::io(&writer.staging, e))?;
+        // Errors name the output, not the hidden working copy beside it.
+        fs::create_dir(&writer.staging).map_err(|e| ImportError::io(out, e))?;
         // The lock file appears under its name already locked (made and locked under
         // another, then renamed), so a sweep never finds it unlocked while this runs. Where
         // the file system has no locks, the copy has no lock file, and no sweep removes it.
         let fresh = writer.staging.join(".lock.new");
-        let lock = fs::File::create(&fresh).map_err(|e| ImportError::io(&fresh, e))?;
+        let lock = fs::File::create(&fresh).map_err(|e| ImportError::io(out, e))?;
         if lock.lock().is_ok() {
             let lock_path = writer.staging.join(STAGING_LOCK);
-            fs::rename(&fresh, &lock_path).map_err(|e| ImportError::io(&lock_path, e))?;
+            fs::rename(&fresh, &lock_path).map_err(|e| ImportError::io(out, e))?;
             writer.lock = Some(lock);
         } else {
             let _ = fs::remove_file(&fresh);

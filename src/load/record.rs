@@ -364,14 +364,17 @@ impl Preparer {
                     None => Str::NONE,
                     Some(m) if m.kind == Kind::String => Str::put(strings, &record.string(m)),
                     Some(m) if m.kind == Kind::Number => Str::put(strings, record.text(m)),
-                    Some(m) => return Err(wrong_type("number", "a string or a number", m.kind)),
+                    Some(m) => {
+                        let field = record.path_of(Known::Number);
+                        return Err(wrong_type(field, "a string or a number", m.kind));
+                    }
                 };
             }
             RecordKind::Expansion => {
                 if let Some(date) = record.optional_string(Known::ReleaseDate)? {
                     if !is_date(&date) {
                         return Err(LoadErrorKind::BadDate {
-                            field: "release_date",
+                            field: record.path_of(Known::ReleaseDate),
                             value: date.into_owned(),
                         });
                     }
@@ -443,7 +446,9 @@ impl Preparer {
         match record.field(Known::Printings) {
             None => add(json, own_id),
             Some(m) => {
-                for r in literals(record.out, &m.value, m.kind, || "printings")? {
+                for r in literals(record.out, &m.value, m.kind, || {
+                    record.path_of(Known::Printings)
+                })? {
                     add(
                         json,
                         &record.out[m.value.start + r.start..m.value.start + r.end],
@@ -506,6 +511,20 @@ impl Known {
             Known::Translation => "translation",
             Known::LanguageCode => "language_code",
             Known::ReleaseDate => "release_date",
+        }
+    }
+
+    /// The path of the member inherited from `translation.en`, as messages name it.
+    fn english_path(self) -> &'static str {
+        match self {
+            Known::Id => "translation.en.id",
+            Known::ExpansionId => "translation.en.expansion_id",
+            Known::Number => "translation.en.number",
+            Known::Printings => "translation.en.printings",
+            Known::Variants => "translation.en.variants",
+            Known::Translation => "translation.en.translation",
+            Known::LanguageCode => "translation.en.language_code",
+            Known::ReleaseDate => "translation.en.release_date",
         }
     }
 
@@ -578,6 +597,16 @@ impl<'a> Record<'a> {
             })
     }
 
+    /// Where the value [`Record::field`] finds at `name` is, as messages name it: the
+    /// member's key, or its path under `translation.en` when it is inherited from there.
+    fn path_of(&self, name: Known) -> &'static str {
+        match self.known(name) {
+            Some(m) if m.kind != Kind::Null => name.key(),
+            _ if self.field(name).is_some() => name.english_path(),
+            _ => name.key(),
+        }
+    }
+
     /// A member's value text.
     fn text(&self, m: &Member) -> &'a str {
         std::str::from_utf8(&self.out[m.value.clone()]).unwrap_or_default()
@@ -589,7 +618,7 @@ impl<'a> Record<'a> {
     }
 
     fn required_string(&self, name: Known) -> Result<Cow<'a, str>> {
-        let field = name.key();
+        let field = self.path_of(name);
         match self.field(name) {
             None => Err(LoadErrorKind::MissingField { field }),
             Some(m) if m.kind != Kind::String => {
@@ -610,7 +639,7 @@ impl<'a> Record<'a> {
         match self.field(name) {
             None => Ok(None),
             Some(m) if m.kind == Kind::String => Ok(Some(self.string(m))),
-            Some(m) => Err(wrong_type(name.key(), "a string", m.kind)),
+            Some(m) => Err(wrong_type(self.path_of(name), "a string", m.kind)),
         }
     }
 }
@@ -896,6 +925,35 @@ mod tests {
         assert_eq!(
             card(r#"{"id":"a","expansion_id":"e","printings":"e"}"#).unwrap_err(),
             "record 7 (id `a`): field `printings` must be an array of strings, found a string"
+        );
+        // A value inherited from `translation.en` is named by its path there.
+        assert_eq!(
+            card(r#"{"id":"a","expansion_id":"e","translation":{"en":{"printings":5}}}"#)
+                .unwrap_err(),
+            "record 7 (id `a`): field `translation.en.printings` must be an array of strings, found a number"
+        );
+        assert_eq!(
+            card(r#"{"id":"a","translation":{"en":{"expansion_id":7}}}"#).unwrap_err(),
+            "record 7 (id `a`): field `translation.en.expansion_id` must be a non-empty string, found a number"
+        );
+        assert_eq!(
+            card(r#"{"id":"a","expansion_id":"e","number":null,"translation":{"en":{"number":[]}}}"#)
+                .unwrap_err(),
+            "record 7 (id `a`): field `translation.en.number` must be a string or a number, found an array"
+        );
+        assert_eq!(
+            prepare(
+                RecordKind::Expansion,
+                r#"{"id":"e","translation":{"en":{"release_date":"2024-01-02"}}}"#
+            )
+            .unwrap_err(),
+            "record 7 (id `e`): field `translation.en.release_date` must be a date `YYYY/MM/DD`, found `2024-01-02`"
+        );
+        // The record's own value, when it has one, is named as its own.
+        assert_eq!(
+            card(r#"{"id":"a","expansion_id":3,"translation":{"en":{"expansion_id":"e"}}}"#)
+                .unwrap_err(),
+            "record 7 (id `a`): field `expansion_id` must be a non-empty string, found a number"
         );
         assert_eq!(
             card(r#"{"id":"a","expansion_id":"e","variants":[{"printings":[1]}]}"#).unwrap_err(),

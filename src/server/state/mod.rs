@@ -217,6 +217,8 @@ pub enum StateError {
         team: String,
         /// The team the state holds it for.
         holder: String,
+        /// The key's SHA-256 hash, as the file gives it.
+        sha256: String,
     },
     /// The OS gave no randomness to make a key from.
     NoRandomness(getrandom::Error),
@@ -277,9 +279,13 @@ impl fmt::Display for StateError {
                 f,
                 "team id `{team}` is not 1 to 64 letters, digits, `_` or `-`"
             ),
-            StateError::KeyOfAnotherTeam { team, holder } => write!(
+            StateError::KeyOfAnotherTeam {
+                team,
+                holder,
+                sha256,
+            } => write!(
                 f,
-                "the accounts file gives team `{team}` a key that team `{holder}` holds in the state; a key belongs to one team (revoke it there first); nothing was imported"
+                "the accounts file gives team `{team}` the key with sha256 `{sha256}`, which team `{holder}` holds in the state; a key belongs to one team (revoke it there first: `cardex accounts revoke-key --sha256 {sha256}`); nothing was imported"
             ),
             StateError::NoRandomness(e) => write!(f, "no randomness from the OS: {e}"),
         }

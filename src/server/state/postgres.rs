@@ -533,11 +533,29 @@ impl PgState {
         let mut db = self.client("import the accounts").await?;
         let fail = |e: tokio_postgres::Error| self.fail("import the accounts")(e.into());
         let tx = db.transaction().await.map_err(fail)?;
-        for team in &accounts.teams {
-            tx.execute(
+        // Each statement prepared once for the whole file (not once a row).
+        let add_team = tx
+            .prepare(
                 "INSERT INTO teams (id, total_credits, overage_credit_rate) VALUES ($1, $2, $3)
                  ON CONFLICT (id) DO UPDATE SET total_credits = excluded.total_credits,
                      overage_credit_rate = excluded.overage_credit_rate",
+            )
+            .await
+            .map_err(fail)?;
+        let add_key = tx
+            .prepare(
+                "INSERT INTO api_keys (sha256, team, created) VALUES ($1, $2, $3)
+                 ON CONFLICT (sha256) DO NOTHING",
+            )
+            .await
+            .map_err(fail)?;
+        let key_holder = tx
+            .prepare("SELECT team FROM api_keys WHERE sha256 = $1")
+            .await
+            .map_err(fail)?;
+        for team in &accounts.teams {
+            tx.execute(
+                &add_team,
                 &[
                     &team.id,
                     &(team.plan.total_credits as i64),
@@ -547,18 +565,11 @@ impl PgState {
             .await
             .map_err(fail)?;
             for key in &team.keys {
-                tx.execute(
-                    "INSERT INTO api_keys (sha256, team, created) VALUES ($1, $2, $3)
-                     ON CONFLICT (sha256) DO NOTHING",
-                    &[&key.sha256, &team.id, &(key.created as i64)],
-                )
-                .await
-                .map_err(fail)?;
+                tx.execute(&add_key, &[&key.sha256, &team.id, &(key.created as i64)])
+                    .await
+                    .map_err(fail)?;
                 let holder: String = tx
-                    .query_one(
-                        "SELECT team FROM api_keys WHERE sha256 = $1",
-                        &[&key.sha256],
-                    )
+                    .query_one(&key_holder, &[&key.sha256])
                     .await
                     .map_err(fail)?
                     .get(0);
@@ -566,6 +577,7 @@ impl PgState {
                     return Err(StateError::KeyOfAnotherTeam {
                         team: team.id.clone(),
                         holder,
+                        sha256: key.sha256.clone(),
                     });
                 }
             }

@@ -450,36 +450,43 @@ impl SqliteState {
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&write)?;
-        for team in &accounts.teams {
-            tx.execute(
+        // Each statement prepared once for the whole file.
+        let mut add_team = tx
+            .prepare(
                 "INSERT INTO teams (id, total_credits, overage_credit_rate) VALUES (?1, ?2, ?3)
                  ON CONFLICT (id) DO UPDATE SET total_credits = excluded.total_credits,
                      overage_credit_rate = excluded.overage_credit_rate",
-                params![
+            )
+            .map_err(&write)?;
+        let mut add_key = tx
+            .prepare(
+                "INSERT INTO api_keys (sha256, team, created) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (sha256) DO NOTHING",
+            )
+            .map_err(&write)?;
+        let mut key_holder = tx
+            .prepare("SELECT team FROM api_keys WHERE sha256 = ?1")
+            .map_err(&write)?;
+        for team in &accounts.teams {
+            add_team
+                .execute(params![
                     team.id,
                     team.plan.total_credits as i64,
                     team.plan.overage_credit_rate
-                ],
-            )
-            .map_err(&write)?;
-            for key in &team.keys {
-                tx.execute(
-                    "INSERT INTO api_keys (sha256, team, created) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (sha256) DO NOTHING",
-                    params![key.sha256, team.id, key.created as i64],
-                )
+                ])
                 .map_err(&write)?;
-                let holder: String = tx
-                    .query_row(
-                        "SELECT team FROM api_keys WHERE sha256 = ?1",
-                        [&key.sha256],
-                        |row| row.get(0),
-                    )
+            for key in &team.keys {
+                add_key
+                    .execute(params![key.sha256, team.id, key.created as i64])
+                    .map_err(&write)?;
+                let holder: String = key_holder
+                    .query_row([&key.sha256], |row| row.get(0))
                     .map_err(&write)?;
                 if holder != team.id {
                     return Err(StateError::KeyOfAnotherTeam {
                         team: team.id.clone(),
                         holder,
+                        sha256: key.sha256.clone(),
                     });
                 }
             }
@@ -493,6 +500,7 @@ impl SqliteState {
             .map_err(&write)?;
         }
         tx.execute(BUMP_ACCOUNTS_VERSION, []).map_err(&write)?;
+        drop((add_team, add_key, key_holder));
         tx.commit().map_err(&write)
     }
 
@@ -1510,7 +1518,7 @@ mod tests {
         file.teams[1].plan = plan(300);
         let e = state.import(&file).unwrap_err();
         assert!(
-            matches!(&e, StateError::KeyOfAnotherTeam { team, holder } if team == "globex" && holder == "acme"),
+            matches!(&e, StateError::KeyOfAnotherTeam { team, holder, sha256 } if team == "globex" && holder == "acme" && sha256.len() == 64),
             "{e}"
         );
         assert_eq!(state.accounts().unwrap(), accounts);
