@@ -631,3 +631,19 @@ fn null_variants_printings_and_prices_count_as_absent() {
     assert_eq!(ids("variants.printings:e1"), ["b"]);
     assert_eq!(ids("variants:(printings:e2 AND prices:(market>=1))"), ["c"]);
 }
+
+/// An error's message already holds its cause's, so it has no `source()`: a reporter that
+/// prints the chain of causes prints each message once.
+#[test]
+fn an_error_message_is_whole_and_not_repeated_as_a_source() {
+    use std::error::Error as _;
+    let dir = TempDir::new("whole-message");
+    let err = Engine::open(dir.path().join("missing")).unwrap_err();
+    assert!(matches!(err.kind(), LoadErrorKind::Io(_)), "{err}");
+    assert!(err.to_string().contains("No such file"), "{err}");
+    assert!(err.source().is_none());
+    let wrapped = cardex::Error::from(err);
+    assert!(wrapped.source().is_none());
+    let parse = cardex::Error::from(cardex::query::parse("name:\"x").unwrap_err());
+    assert!(parse.source().is_none(), "{parse}");
+}

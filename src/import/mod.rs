@@ -214,6 +214,8 @@ pub struct Progress {
 pub struct SnapshotWriter {
     out: PathBuf,
     staging: PathBuf,
+    /// Where the old output moves while the new one takes its place (under `force`).
+    replaced: PathBuf,
     force: bool,
     committed: bool,
     /// The folders of the output's path made for it, deepest first: removed again, each
@@ -241,8 +243,8 @@ impl SnapshotWriter {
         }
         let name = out
             .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("snapshot");
+            .map_or_else(|| "snapshot".into(), |n| n.to_string_lossy());
+        let name = &*name;
         let parent = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -263,13 +265,13 @@ impl SnapshotWriter {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let unique = nanos ^ u128::from(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        let staging = parent.join(format!(
-            ".{name}.importing-{}-{unique:x}",
-            std::process::id()
-        ));
+        let own = format!("{}-{unique:x}", std::process::id());
+        let staging = parent.join(format!(".{name}.importing-{own}"));
+        let replaced = parent.join(format!(".{name}.replaced-{own}"));
         let mut writer = SnapshotWriter {
             out: out.to_path_buf(),
             staging,
+            replaced,
             force,
             committed: false,
             created,
@@ -362,15 +364,8 @@ impl SnapshotWriter {
             ImportError::new(Some(&self.out), ImportErrorKind::Unloadable(Box::new(e)))
         })?;
         // The old output moves aside under a name of this import's own
-        // (`.{name}.replaced-{pid}-{unique}`, beside the working copy's), then goes.
-        let staging_name = self
-            .staging
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy();
-        let old =
-            self.staging
-                .with_file_name(staging_name.replacen(".importing-", ".replaced-", 1));
+        // (`.{name}.replaced-{pid}-{unique}`, as the working copy's), then goes.
+        let old = self.replaced.clone();
         // The lock file stays behind (the snapshot does not hold it); the lock itself is
         // held until the copy has moved into place, so no sweep takes it meanwhile.
         let _ = fs::remove_file(self.staging.join(STAGING_LOCK));
@@ -465,25 +460,44 @@ const STAGING_LOCK: &str = ".lock";
 /// Removes the working copies that imports into `parent/name` killed before they finished
 /// left: a `.name.importing-PID-N` whose lock file is there and can be locked (an import
 /// that runs holds its lock, in whatever process namespace or host it runs). A copy
-/// without a lock file (one being made, or left by an older cardex) is left alone.
+/// without a lock file (one being made, or left by an older cardex) is left alone. An old
+/// output a killed import had moved aside (`.name.replaced-PID-N`) goes once `name` is
+/// there again; while it is not, that copy is the only one, and stays.
 fn remove_stale_staging(parent: &Path, name: &str) {
     let prefix = format!(".{name}.importing-");
     let replaced = format!(".{name}.replaced-");
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
-    let out_there = fs::symlink_metadata(parent.join(name)).is_ok();
+    // `{pid}-{hex}` exactly: not another output's copy whose name starts alike.
+    let own_suffix = |rest: &str| {
+        rest.split_once('-').is_some_and(|(pid, unique)| {
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && !unique.is_empty()
+                && unique.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+    };
     for entry in entries.flatten() {
         let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else {
             continue;
         };
         // An output replaced by an import killed before it removed it: superseded once
-        // the output is there again (else it is the only copy, and stays).
-        if file_name.starts_with(&replaced) && out_there {
-            let _ = remove_any(&entry.path());
+        // the output is there again (else it is the only copy, and stays). Looked at
+        // just before, as another import may be replacing the output meanwhile.
+        if file_name
+            .strip_prefix(&replaced)
+            .is_some_and(|rest| own_suffix(rest))
+        {
+            if fs::symlink_metadata(parent.join(name)).is_ok() {
+                let _ = remove_any(&entry.path());
+            }
             continue;
         }
-        if !file_name.starts_with(&prefix) {
+        if !file_name
+            .strip_prefix(&prefix)
+            .is_some_and(|rest| own_suffix(rest))
+        {
             continue;
         }
         let Ok(lock) = fs::File::options()

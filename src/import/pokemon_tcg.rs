@@ -709,6 +709,29 @@ mod tests {
     }
 
     #[test]
+    fn an_old_output_moved_aside_stays_while_it_is_the_only_copy() {
+        let root = temp("aside");
+        let out = root.join("out");
+        let aside = root.join(".out.replaced-4294967290-3f");
+        fs::create_dir_all(aside.join("pokemon")).unwrap();
+        // Not of an import's naming: another output's, or the user's.
+        let others = [
+            root.join(".out.replaced-x"),
+            root.join(".out.replaced-1-2f.bak"),
+        ];
+        for other in &others {
+            fs::create_dir_all(other).unwrap();
+        }
+        drop(crate::import::SnapshotWriter::new(&out, false).unwrap());
+        assert!(aside.exists(), "the only copy of the output went");
+        fs::create_dir_all(&out).unwrap();
+        drop(crate::import::SnapshotWriter::new(&out, true).unwrap());
+        assert!(!aside.exists(), "superseded, it stayed");
+        assert!(others.iter().all(|o| o.exists()));
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
     fn a_writer_writes_only_inside_the_snapshot() {
         let out = temp("writer-out");
         let writer = crate::import::SnapshotWriter::new(&out, false).unwrap();

@@ -1323,7 +1323,8 @@ fn number(input: &str) -> Result<Option<(&str, f64)>, (usize, ParseErrorKind)> {
     Ok(number_or_day(input))
 }
 
-/// The error for `input` starting with a date's shape that is no day of the calendar.
+/// The error for `input` starting with a date's shape (ending the token, or followed by
+/// a time after `T`) that is no day of the calendar.
 fn invalid_date(input: &str) -> Option<ParseErrorKind> {
     let b = input.as_bytes().get(..10)?;
     let digits = |at: std::ops::Range<usize>| -> Option<u32> {
@@ -1335,6 +1336,12 @@ fn invalid_date(input: &str) -> Option<ParseErrorKind> {
         return None;
     }
     let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    // The ten bytes are ASCII: a date ends there, at the end of its token or a range, or
+    // goes on with a time.
+    let rest = &input[10..];
+    if !(at_token_end(rest) || rest.starts_with([']', '}', 'T'])) {
+        return None;
+    }
     let reason = if !(1..=12).contains(&month) {
         format!("there is no month {month:02} (months are 01 to 12)")
     } else {
@@ -1347,6 +1354,12 @@ fn invalid_date(input: &str) -> Option<ParseErrorKind> {
         };
         if (1..=days).contains(&day) {
             return None;
+        }
+        if day == 0 {
+            return Some(ParseErrorKind::InvalidDate {
+                date: input[..10].to_string(),
+                reason: "there is no day 00 (days start at 01)".to_string(),
+            });
         }
         const MONTHS: [&str; 12] = [
             "January",

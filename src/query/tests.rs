@@ -1112,7 +1112,7 @@ fn a_bound_shaped_as_a_date_must_name_a_day_of_the_calendar() {
         (
             "release_date>2020/01/00T10:00",
             "2020/01/00",
-            "January 2020 has 31 days",
+            "there is no day 00 (days start at 01)",
         ),
         (
             "x:(>=2020/06/31 AND <2021/01/01)",
@@ -1134,6 +1134,11 @@ fn a_bound_shaped_as_a_date_must_name_a_day_of_the_calendar() {
 release_date>=2020/02/30
               ^^^^^^^^^^"
     );
+    // Longer than a date, it is a number followed by text, as before.
+    assert!(matches!(
+        kind("hp>=2020-02-301"),
+        ParseErrorKind::ExpectedSeparator { .. }
+    ));
     // Every day of the calendar is a bound, leap days included; a bare value is a word.
     assert_eq!(
         p("d>=2020/02/29 d<=2000-02-29"),

@@ -284,7 +284,9 @@ impl Service {
         };
         let accounts = match aside.await {
             Ok(Some(read)) => read?,
-            _ => state.accounts().await?,
+            Ok(None) => state.accounts().await?,
+            // The read panicked: an error to log, the roster read last stays.
+            Err(e) => return Err(state.failure("read the accounts", e.to_string().into())),
         };
         let roster = Roster::new(accounts, Some(&m.roster()));
         let teams = roster.teams.len();

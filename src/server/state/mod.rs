@@ -493,9 +493,6 @@ fn hide_password_pairs(text: &str) -> String {
     }
 }
 
-/// A credit cost as the state stores it, as the server charges it: at most
-/// [`MAX_CREDIT_COST`](crate::server::accounts::MAX_CREDIT_COST), which a state written
-/// before that limit may exceed.
 /// Each team's place in `teams`, by id: the keys read after the teams go to theirs
 /// without a search per key.
 fn team_numbers(
@@ -508,6 +505,9 @@ fn team_numbers(
         .collect()
 }
 
+/// A credit cost as the state stores it, as the server charges it: at most
+/// [`MAX_CREDIT_COST`](crate::server::accounts::MAX_CREDIT_COST), which a state written
+/// before that limit may exceed.
 fn stored_cost(credits: i64) -> u64 {
     (credits.max(0) as u64).min(crate::server::accounts::MAX_CREDIT_COST)
 }
@@ -661,6 +661,23 @@ impl State {
         match self {
             State::Sqlite(s) => s.accounts(),
             State::Postgres(s) => bounded(s, "read the accounts", s.accounts()).await,
+        }
+    }
+
+    /// The error of `doing` failing for `source`, naming this state as its messages do.
+    pub(crate) fn failure(
+        &self,
+        doing: &'static str,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    ) -> StateError {
+        let state = match self {
+            State::Sqlite(s) => s.shown(),
+            State::Postgres(s) => s.shown().to_string(),
+        };
+        StateError::Database {
+            state,
+            doing,
+            source,
         }
     }
 

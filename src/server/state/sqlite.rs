@@ -192,7 +192,7 @@ impl SqliteState {
     }
 
     /// The state as its messages show it: `sqlite:PATH`.
-    fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         format!("sqlite:{}", self.path.display())
     }
 
