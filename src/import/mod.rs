@@ -485,19 +485,13 @@ fn remove_stale_staging(parent: &Path, name: &str) {
         // An output replaced by an import killed before it removed it: superseded once
         // the output is there again (else it is the only copy, and stays). Looked at
         // just before, as another import may be replacing the output meanwhile.
-        if file_name
-            .strip_prefix(&replaced)
-            .is_some_and(|rest| own_suffix(rest))
-        {
+        if file_name.strip_prefix(&replaced).is_some_and(&own_suffix) {
             if fs::symlink_metadata(parent.join(name)).is_ok() {
                 let _ = remove_any(&entry.path());
             }
             continue;
         }
-        if !file_name
-            .strip_prefix(&prefix)
-            .is_some_and(|rest| own_suffix(rest))
-        {
+        if !file_name.strip_prefix(&prefix).is_some_and(&own_suffix) {
             continue;
         }
         let Ok(lock) = fs::File::options()
