@@ -681,26 +681,75 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
     out.push('}');
 }
 
+/// The most cards [`write_snapshot`] writes: about 110 GB of JSON.
+pub const MAX_CARDS: usize = 100_000_000;
+
+/// Why `options` cannot be written, before anything is: a catalog name that cannot name
+/// a catalog folder (`[a-z0-9_-]+`), or more than [`MAX_CARDS`] cards.
+pub fn check(options: &Options) -> Result<(), String> {
+    if !crate::load::valid_catalog_name(&options.catalog) {
+        return Err(crate::load::invalid_catalog_name(&options.catalog));
+    }
+    if options.cards > MAX_CARDS {
+        return Err(format!(
+            "{} cards are more than the {MAX_CARDS} a generated catalog may have",
+            options.cards
+        ));
+    }
+    Ok(())
+}
+
 /// Writes a snapshot folder `dir/<catalog>/{catalog.json, expansions/, cards/}`.
-/// Replaces what a previous run wrote there.
+/// Replaces what a previous run wrote there, once the new catalog is written whole (it
+/// is written aside, in a hidden sibling folder, then renamed into place).
 ///
 /// # Errors
 ///
-/// [`io::ErrorKind::InvalidInput`] for a catalog name that cannot name a catalog folder
-/// (`[a-z0-9_-]+`), before anything is written; I/O errors.
+/// [`io::ErrorKind::InvalidInput`] for what [`check`] refuses, before anything is
+/// written; I/O errors, naming the path. The catalog there before stays on any error.
 pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
-    if !crate::load::valid_catalog_name(&options.catalog) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            crate::load::invalid_catalog_name(&options.catalog),
-        ));
-    }
+    check(options).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let root = dir.join(&options.catalog);
-    if root.exists() {
-        fs::remove_dir_all(&root)?;
+    let aside = dir.join(format!(
+        ".{}.generating-{}",
+        options.catalog,
+        std::process::id()
+    ));
+    if fs::symlink_metadata(&aside).is_ok() {
+        fs::remove_dir_all(&aside).map_err(at(&aside))?;
     }
-    fs::create_dir_all(root.join("expansions"))?;
-    fs::create_dir_all(root.join("cards"))?;
+    let written = write_catalog(&aside, options).map_err(|e| {
+        let _ = fs::remove_dir_all(&aside);
+        e
+    })?;
+    if fs::symlink_metadata(&root).is_ok() {
+        let removed = if root.is_dir() {
+            fs::remove_dir_all(&root)
+        } else {
+            fs::remove_file(&root)
+        };
+        if let Err(e) = removed {
+            let _ = fs::remove_dir_all(&aside);
+            return Err(at(&root)(e));
+        }
+    }
+    fs::rename(&aside, &root).map_err(|e| {
+        let _ = fs::remove_dir_all(&aside);
+        at(&root)(e)
+    })?;
+    Ok(written)
+}
+
+/// An I/O error on `path`, naming it.
+fn at(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
+    move |e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// [`write_snapshot`]'s catalog, written into the folder `root`.
+fn write_catalog(root: &Path, options: &Options) -> io::Result<Stats> {
+    for folder in [root.join("expansions"), root.join("cards")] {
+        fs::create_dir_all(&folder).map_err(at(&folder))?;
+    }
     let mut rng = Rng::new(options.seed);
     let count = options.cards.div_ceil(200).max(2);
     let sets = expansions(&mut rng, count);
@@ -737,7 +786,8 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
         }
         out.push_str("]\n");
         stats.bytes += out.len() as u64;
-        fs::write(root.join("cards").join(format!("{}.json", e.id)), out)?;
+        let file = root.join("cards").join(format!("{}.json", e.id));
+        fs::write(&file, out).map_err(at(&file))?;
         sizes[sets.iter().position(|s| s.id == e.id).unwrap_or(0)] = n;
         written += n;
     }
@@ -752,14 +802,17 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     out.push_str("]\n");
     stats.bytes += out.len() as u64;
     stats.expansions = sets.len();
-    fs::write(root.join("expansions").join("expansions.json"), out)?;
+    let file = root.join("expansions").join("expansions.json");
+    fs::write(&file, out).map_err(at(&file))?;
+    let file = root.join("catalog.json");
     fs::write(
-        root.join("catalog.json"),
+        &file,
         format!(
             "{{\"name\":\"{}\",\"title\":\"Synthetic catalog ({} cards, seed {})\"}}\n",
             options.catalog, written, options.seed
         ),
-    )?;
+    )
+    .map_err(at(&file))?;
     Ok(stats)
 }
 

@@ -722,19 +722,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
             catalog,
             force,
         } => {
-            let folder = dest.join(&catalog);
-            if folder.exists() && !force {
+            let options = cardex::generate::Options {
+                cards,
+                seed,
+                catalog,
+            };
+            cardex::generate::check(&options).map_err(Failure::Usage)?;
+            let folder = dest.join(&options.catalog);
+            if std::fs::symlink_metadata(&folder).is_ok() && !force {
                 return Err(Failure::Usage(format!(
                     "{} exists; remove it, choose another --out or --catalog, or replace it with --force",
                     folder.display()
                 )));
             }
             let start = std::time::Instant::now();
-            let options = cardex::generate::Options {
-                cards,
-                seed,
-                catalog,
-            };
             let stats =
                 cardex::generate::write_snapshot(&dest, &options).map_err(|e| match e.kind() {
                     io::ErrorKind::InvalidInput => Failure::Usage(e.to_string()),

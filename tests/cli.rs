@@ -528,5 +528,35 @@ fn generate_writes_a_seeded_snapshot_and_refuses_to_overwrite() {
         stderr(&bad)
     );
     assert!(!out.join("Bad Name").exists());
+    // So does a name that would be a path, even one that exists, and more cards than a
+    // catalog may have: before the old catalog is touched.
+    for (cards, catalog, says) in [
+        ("10", "/etc", "`/etc` cannot name a catalog"),
+        ("10000000000000", "tcg", "are more than the 100000000"),
+    ] {
+        let refused = cardex(&[
+            "generate",
+            "--cards",
+            cards,
+            "--out",
+            o,
+            "--catalog",
+            catalog,
+            "--force",
+        ]);
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        assert!(stderr(&refused).contains(says), "{}", stderr(&refused));
+    }
+    assert_eq!(
+        std::fs::read(out.join("tcg/cards/s0.json")).unwrap(),
+        first,
+        "the old catalog stays"
+    );
+    // Nothing is left beside the catalog.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["tcg"]);
     std::fs::remove_dir_all(&out).unwrap();
 }

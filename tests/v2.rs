@@ -509,10 +509,21 @@ async fn v2_queries_paging_order_and_errors() {
     // A parameter v2 ignores is ignored whatever its bytes; one it reads must be UTF-8.
     let (s, body) = get(&client, &url("/v2/cards?foo=%FF&pageSize=1")).await;
     assert_eq!(s, StatusCode::OK, "{body}");
+    // A pageSize over 250 is served as 250; a blank one as the default.
+    for path in [
+        "/v2/sets?pageSize=500",
+        "/v2/sets?pageSize=",
+        "/v2/sets?page=&pageSize=+251",
+    ] {
+        let (s, body) = get(&client, &url(path)).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {body}");
+        assert_eq!(body["pageSize"], 250, "{path}");
+        assert_eq!(body["page"], 1, "{path}");
+    }
     // Errors: v2's body, integer codes.
     for (path, status) in [
-        ("/v2/cards?pageSize=251", 400),
         ("/v2/cards?pageSize=0", 400),
+        ("/v2/cards?pageSize=-1", 400),
         ("/v2/cards?page=0", 400),
         ("/v2/cards?q=hp:(", 400),
         ("/v2/cards?q=nmae:pikachu", 400),
@@ -683,7 +694,7 @@ async fn a_key_alone_is_its_team_and_no_key_is_limited_per_address() {
     // A failed request costs nothing.
     for (path, status) in [
         ("/v2/cards/nope", StatusCode::NOT_FOUND),
-        ("/v2/cards?pageSize=251", StatusCode::BAD_REQUEST),
+        ("/v2/cards?pageSize=0", StatusCode::BAD_REQUEST),
         ("/v2/cards?q=nmae:pikachu", StatusCode::BAD_REQUEST),
     ] {
         assert_eq!(with_key(path).await.unwrap().status(), status, "{path}");

@@ -176,21 +176,25 @@ impl Params {
         Ok(params)
     }
 
-    /// `page` and `pageSize`, or what they may be.
+    /// `page` and `pageSize`, or what they may be. Blank, each is its default; a
+    /// `pageSize` over v2's maximum is served as the maximum, as v2 serves it (clients
+    /// written against v2 ask for `pageSize=500`).
     fn paging(&self) -> Result<(u32, u32), String> {
-        let whole = |name: &str, value: &Option<String>, default: u32, max: u32| match value {
-            None => Ok(default),
-            Some(text) => match text.trim().parse::<u32>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
+        let whole = |name: &str, value: &Option<String>, default: u32, max: u64| match value
+            .as_deref()
+            .map(str::trim)
+        {
+            None | Some("") => Ok(default),
+            Some(text) => match text.parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(u32::try_from(n).unwrap_or(u32::MAX)),
                 _ => Err(format!(
                     "{name} must be a whole number between 1 and {max}; got `{text}`"
                 )),
             },
         };
-        Ok((
-            whole("page", &self.page, 1, u32::MAX)?,
-            whole("pageSize", &self.page_size, MAX_PAGE_SIZE, MAX_PAGE_SIZE)?,
-        ))
+        let page = whole("page", &self.page, 1, u32::MAX.into())?;
+        let page_size = whole("pageSize", &self.page_size, MAX_PAGE_SIZE, u64::MAX)?;
+        Ok((page, page_size.min(MAX_PAGE_SIZE)))
     }
 }
 
