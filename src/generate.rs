@@ -718,9 +718,8 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     if fs::symlink_metadata(&aside).is_ok() {
         fs::remove_dir_all(&aside).map_err(at(&aside))?;
     }
-    let written = write_catalog(&aside, options).map_err(|e| {
+    let written = write_catalog(&aside, options).inspect_err(|_| {
         let _ = fs::remove_dir_all(&aside);
-        e
     })?;
     if fs::symlink_metadata(&root).is_ok() {
         let removed = if root.is_dir() {
