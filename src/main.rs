@@ -517,7 +517,7 @@ struct ListArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     page: u32,
     /// Records per page, 1 to 100.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100))]
     page_size: u32,
     /// Comma list of fields to sort by, `-` before a field for descending.
     #[arg(long, allow_hyphen_values = true)]
@@ -541,8 +541,10 @@ struct SearchArgs {
     /// Comma list of optional parts: `prices`, `pop_reports`.
     #[arg(long)]
     include: Option<String>,
-    /// Only the cards printed in this expansion (its debut cards and reprints).
-    #[arg(long, value_name = "ID")]
+    /// Only the cards printed in this expansion (its debut cards and reprints), as
+    /// `/{catalog}/v1/expansions/{id}/cards` lists them (an expansion is of one language,
+    /// so `--lang` does not apply).
+    #[arg(long, value_name = "ID", conflicts_with = "lang")]
     expansion: Option<String>,
     /// The `q` expression (quote it). Absent or empty matches every card.
     #[arg(allow_hyphen_values = true)]

@@ -1488,6 +1488,25 @@ fn a_read_only_sqlite_state_stops_the_start() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An open server without webhooks keeps no state: a `--state` given it would be ignored,
+/// so it stops the start (exit 2), before the state is opened.
+#[test]
+fn an_open_server_without_webhooks_refuses_a_state() {
+    let (code, _, err) = cardex(&[
+        "serve",
+        "--open",
+        "--state",
+        "sqlite:/nonexistent/folder/x.db",
+        "--addr",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--state: an open server (--open) keeps no state"),
+        "{err}"
+    );
+}
+
 /// A signature header that is not an HTTP header name stops the start (exit 2), naming it.
 #[test]
 fn a_bad_signature_header_name_stops_the_start() {

@@ -151,6 +151,14 @@ fn check_settings(config: &ServeConfig) -> Result<(), ServeError> {
                      interval spins)",
         });
     }
+    // An open server charges nothing, and keeps a state only for the webhook outbox.
+    if config.open && config.state.is_some() && config.webhooks.is_none() {
+        return Err(ServeError::Setting {
+            name: "--state",
+            reason: "an open server (--open) keeps no state but the webhook outbox, and \
+                     has no --webhooks: drop --state, or --open",
+        });
+    }
     let postgres = matches!(config.state, Some(StateUrl::Postgres(_)));
     if config.spool.is_some() && !postgres {
         return Err(ServeError::Setting {
