@@ -684,11 +684,22 @@ fn write_card(out: &mut String, rng: &mut Rng, e: &Expansion, number: usize, pri
 /// The most cards [`write_snapshot`] writes: about 110 GB of JSON.
 pub const MAX_CARDS: usize = 100_000_000;
 
+/// The longest catalog name [`write_snapshot`] takes, in bytes: the folder it writes
+/// aside adds to it, within a file name's 255.
+pub const MAX_CATALOG_NAME: usize = 200;
+
 /// Why `options` cannot be written, before anything is: a catalog name that cannot name
-/// a catalog folder (`[a-z0-9_-]+`), or more than [`MAX_CARDS`] cards.
+/// a catalog folder (`[a-z0-9_-]+`) or is longer than [`MAX_CATALOG_NAME`], or more than
+/// [`MAX_CARDS`] cards.
 pub fn check(options: &Options) -> Result<(), String> {
     if !crate::load::valid_catalog_name(&options.catalog) {
         return Err(crate::load::invalid_catalog_name(&options.catalog));
+    }
+    if options.catalog.len() > MAX_CATALOG_NAME {
+        return Err(format!(
+            "a catalog name of {} bytes is longer than the {MAX_CATALOG_NAME} a generated one may have",
+            options.catalog.len()
+        ));
     }
     if options.cards > MAX_CARDS {
         return Err(format!(
@@ -700,8 +711,9 @@ pub fn check(options: &Options) -> Result<(), String> {
 }
 
 /// Writes a snapshot folder `dir/<catalog>/{catalog.json, expansions/, cards/}`.
-/// Replaces what a previous run wrote there, once the new catalog is written whole (it
-/// is written aside, in a hidden sibling folder, then renamed into place).
+/// Replaces what a previous run wrote there once the new catalog is written whole: it is
+/// written aside, in a hidden sibling folder, then renamed into place (so replacing a
+/// catalog takes room for both while it runs).
 ///
 /// # Errors
 ///
@@ -709,34 +721,86 @@ pub fn check(options: &Options) -> Result<(), String> {
 /// written; I/O errors, naming the path. The catalog there before stays on any error.
 pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     check(options).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let root = dir.join(&options.catalog);
-    let aside = dir.join(format!(
-        ".{}.generating-{}",
-        options.catalog,
-        std::process::id()
-    ));
-    if fs::symlink_metadata(&aside).is_ok() {
-        fs::remove_dir_all(&aside).map_err(at(&aside))?;
+    let catalog = &options.catalog;
+    let root = dir.join(catalog);
+    put_back_abandoned(dir, catalog);
+    let own = std::process::id();
+    let aside = dir.join(format!(".{catalog}.generating-{own}"));
+    let old = dir.join(format!(".{catalog}.replaced-{own}"));
+    for leftover in [&aside, &old] {
+        if fs::symlink_metadata(leftover).is_ok() {
+            remove_any(leftover).map_err(at(&root))?;
+        }
     }
-    let written = write_catalog(&aside, options).inspect_err(|_| {
-        let _ = fs::remove_dir_all(&aside);
+    let written = write_catalog(&aside, &root, options).inspect_err(|_| {
+        let _ = remove_any(&aside);
     })?;
-    if fs::symlink_metadata(&root).is_ok() {
-        let removed = if root.is_dir() {
-            fs::remove_dir_all(&root)
-        } else {
-            fs::remove_file(&root)
-        };
-        if let Err(e) = removed {
-            let _ = fs::remove_dir_all(&aside);
+    let replacing = fs::symlink_metadata(&root).is_ok();
+    if replacing {
+        if let Err(e) = fs::rename(&root, &old) {
+            let _ = remove_any(&aside);
             return Err(at(&root)(e));
         }
     }
-    fs::rename(&aside, &root).map_err(|e| {
-        let _ = fs::remove_dir_all(&aside);
-        at(&root)(e)
-    })?;
+    if let Err(e) = fs::rename(&aside, &root) {
+        if replacing {
+            let _ = fs::rename(&old, &root);
+        }
+        let _ = remove_any(&aside);
+        return Err(at(&root)(e));
+    }
+    if replacing {
+        let _ = remove_any(&old);
+    }
     Ok(written)
+}
+
+/// What runs of `generate` that no longer run left beside `dir/catalog`: a catalog
+/// written aside is removed, and one moved aside to be replaced is put back when nothing
+/// took its place (else removed). A run is known by the process id in the folder's name,
+/// and known to be over when the process is not there (on Linux, by `/proc`; elsewhere
+/// nothing is touched).
+fn put_back_abandoned(dir: &Path, catalog: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let root = dir.join(catalog);
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix(&format!(".{catalog}.")) else {
+            continue;
+        };
+        let (replaced, pid) = match rest.split_once('-') {
+            Some(("generating", pid)) => (false, pid),
+            Some(("replaced", pid)) => (true, pid),
+            _ => continue,
+        };
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !process_gone(pid) {
+            continue;
+        }
+        if replaced && fs::symlink_metadata(&root).is_err() {
+            let _ = fs::rename(entry.path(), &root);
+        } else {
+            let _ = remove_any(&entry.path());
+        }
+    }
+}
+
+/// Whether the process `pid` is known not to run.
+fn process_gone(pid: &str) -> bool {
+    cfg!(target_os = "linux")
+        && pid != std::process::id().to_string()
+        && fs::symlink_metadata(Path::new("/proc").join(pid)).is_err()
+}
+
+/// Removes a folder with what it holds, or a file or link.
+fn remove_any(path: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(path)?.is_dir() {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    }
 }
 
 /// An I/O error on `path`, naming it.
@@ -744,10 +808,11 @@ fn at(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
     move |e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
-/// [`write_snapshot`]'s catalog, written into the folder `root`.
-fn write_catalog(root: &Path, options: &Options) -> io::Result<Stats> {
-    for folder in [root.join("expansions"), root.join("cards")] {
-        fs::create_dir_all(&folder).map_err(at(&folder))?;
+/// [`write_snapshot`]'s catalog, written into the folder `root`; errors name the path as
+/// it will be under `shown`, the catalog's place.
+fn write_catalog(root: &Path, shown: &Path, options: &Options) -> io::Result<Stats> {
+    for folder in ["expansions", "cards"] {
+        fs::create_dir_all(root.join(folder)).map_err(at(&shown.join(folder)))?;
     }
     let mut rng = Rng::new(options.seed);
     let count = options.cards.div_ceil(200).max(2);
@@ -785,8 +850,8 @@ fn write_catalog(root: &Path, options: &Options) -> io::Result<Stats> {
         }
         out.push_str("]\n");
         stats.bytes += out.len() as u64;
-        let file = root.join("cards").join(format!("{}.json", e.id));
-        fs::write(&file, out).map_err(at(&file))?;
+        let file = Path::new("cards").join(format!("{}.json", e.id));
+        fs::write(root.join(&file), out).map_err(at(&shown.join(&file)))?;
         sizes[sets.iter().position(|s| s.id == e.id).unwrap_or(0)] = n;
         written += n;
     }
@@ -801,17 +866,17 @@ fn write_catalog(root: &Path, options: &Options) -> io::Result<Stats> {
     out.push_str("]\n");
     stats.bytes += out.len() as u64;
     stats.expansions = sets.len();
-    let file = root.join("expansions").join("expansions.json");
-    fs::write(&file, out).map_err(at(&file))?;
-    let file = root.join("catalog.json");
+    let file = Path::new("expansions").join("expansions.json");
+    fs::write(root.join(&file), out).map_err(at(&shown.join(&file)))?;
+    let file = Path::new("catalog.json");
     fs::write(
-        &file,
+        root.join(file),
         format!(
             "{{\"name\":\"{}\",\"title\":\"Synthetic catalog ({} cards, seed {})\"}}\n",
             options.catalog, written, options.seed
         ),
     )
-    .map_err(at(&file))?;
+    .map_err(at(&shown.join(file)))?;
     Ok(stats)
 }
 
@@ -836,6 +901,54 @@ pub(crate) fn scratch_snapshot(tag: &str, cards: usize) -> std::path::PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a run killed part-way left is cleared by the next: its catalog written aside
+    /// goes, and a catalog it had moved aside comes back when nothing took its place.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_killed_runs_leftovers_are_put_back_or_removed() {
+        let base = std::env::temp_dir().join(format!("cardex-gen-left-{}", std::process::id()));
+        let options = Options {
+            cards: 10,
+            ..Options::default()
+        };
+        // No process has an id this large (Linux's largest is 2^22).
+        let dead = 4_294_967_290u64;
+        fs::create_dir_all(base.join(format!(".tcg.replaced-{dead}/cards"))).unwrap();
+        fs::write(
+            base.join(format!(".tcg.replaced-{dead}/catalog.json")),
+            "{}",
+        )
+        .unwrap();
+        put_back_abandoned(&base, "tcg");
+        assert!(
+            base.join("tcg/catalog.json").exists(),
+            "the only copy is put back"
+        );
+        fs::create_dir_all(base.join(format!(".tcg.generating-{dead}/cards"))).unwrap();
+        fs::create_dir_all(base.join(format!(".tcg.replaced-{}", dead + 1))).unwrap();
+        // Another catalog's, and a running process's, are not this run's to touch.
+        fs::create_dir_all(base.join(format!(".other.generating-{dead}"))).unwrap();
+        let running = base.join(format!(".tcg.generating-{}", std::process::id() - 1));
+        fs::create_dir_all(&running).unwrap();
+        write_snapshot(&base, &options).unwrap();
+        let mut left: Vec<String> = fs::read_dir(&base)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let running_name = running.file_name().unwrap().to_string_lossy().into_owned();
+        let mut expected = vec![format!(".other.generating-{dead}"), "tcg".to_string()];
+        if fs::symlink_metadata(Path::new("/proc").join((std::process::id() - 1).to_string()))
+            .is_ok()
+        {
+            expected.push(running_name);
+        }
+        expected.sort();
+        assert_eq!(left, expected);
+        assert!(base.join("tcg/cards/s0.json").exists());
+        fs::remove_dir_all(&base).unwrap();
+    }
 
     #[test]
     fn same_seed_same_bytes() {

@@ -193,6 +193,14 @@ fn the_documented_limits_are_the_servers() {
         let page = parameter(&doc, cards, "page").unwrap();
         assert_eq!(page["schema"]["maximum"], u64::from(u32::MAX));
         assert_eq!(parameter(&doc, cards, "page_size").unwrap()["schema"]["maximum"], 100);
+        // `/v2` serves any pageSize from 1, at most 250 records: no maximum to refuse by.
+        let v2_cards = &doc["paths"]["/v2/cards"]["get"];
+        let page_size = parameter(&doc, v2_cards, "pageSize").unwrap();
+        assert!(page_size["schema"].get("maximum").is_none(), "{page_size}");
+        assert_eq!(page_size["schema"]["minimum"], 1);
+        let (status, body) = get(&client, &server.url("/v2/cards?pageSize=251"), &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["pageSize"], 250);
         let (status, _) = get(&client, &server.url("/pokemon/v1/cards?page=4294967295"), &[]).await;
         assert_eq!(status, StatusCode::OK);
         let (status, body) = get(&client, &server.url("/pokemon/v1/cards?page=4294967296"), &[]).await;

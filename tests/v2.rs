@@ -509,11 +509,11 @@ async fn v2_queries_paging_order_and_errors() {
     // A parameter v2 ignores is ignored whatever its bytes; one it reads must be UTF-8.
     let (s, body) = get(&client, &url("/v2/cards?foo=%FF&pageSize=1")).await;
     assert_eq!(s, StatusCode::OK, "{body}");
-    // A pageSize over 250 is served as 250; a blank one as the default.
+    // A pageSize over 250 is served as 250, however large.
     for path in [
         "/v2/sets?pageSize=500",
-        "/v2/sets?pageSize=",
-        "/v2/sets?page=&pageSize=+251",
+        "/v2/sets?pageSize=%2B251",
+        "/v2/sets?page=1&pageSize=99999999999999999999999",
     ] {
         let (s, body) = get(&client, &url(path)).await;
         assert_eq!(s, StatusCode::OK, "{path}: {body}");
@@ -524,6 +524,8 @@ async fn v2_queries_paging_order_and_errors() {
     for (path, status) in [
         ("/v2/cards?pageSize=0", 400),
         ("/v2/cards?pageSize=-1", 400),
+        ("/v2/cards?pageSize=", 400),
+        ("/v2/cards?pageSize=1.5", 400),
         ("/v2/cards?page=0", 400),
         ("/v2/cards?q=hp:(", 400),
         ("/v2/cards?q=nmae:pikachu", 400),

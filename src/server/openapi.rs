@@ -73,7 +73,6 @@ pub(super) fn document(engine: &Engine, accounts: bool, v2: Option<(&Catalog, &V
     parameters["page"]["schema"]["maximum"] = json!(u32::MAX);
     parameters["page_size"]["schema"]["maximum"] = json!(crate::MAX_PAGE_SIZE);
     parameters["v2_page"]["schema"]["maximum"] = json!(u32::MAX);
-    parameters["v2_pageSize"]["schema"]["maximum"] = json!(super::v2::MAX_PAGE_SIZE);
     if let Some(parameters) = parameters.as_object_mut() {
         // Made per operation above.
         for name in ["catalog", "lang", "id", "q", "order_by", "select"] {

@@ -3,7 +3,7 @@
 //! (the official SDKs, or plain HTTP) calls, answered the way v2 answered.
 //!
 //! - `GET /v2/cards` and `/v2/sets`: `q` (v2's field spellings, see `query.rs`), `page`
-//!   (from 1), `pageSize` (1 to 250, default 250), `orderBy` (`-set.releaseDate,number`),
+//!   (from 1), `pageSize` (from 1, at most 250 served, default 250), `orderBy` (`-set.releaseDate,number`),
 //!   `select` (top-level fields: those the records have and those of v2's card and set
 //!   objects, which a record without them answers without); `{data, page, pageSize,
 //!   count, totalCount}`. Other parameters are ignored, as v2 ignores them.
@@ -176,25 +176,40 @@ impl Params {
         Ok(params)
     }
 
-    /// `page` and `pageSize`, or what they may be. Blank, each is its default; a
-    /// `pageSize` over v2's maximum is served as the maximum, as v2 serves it (clients
-    /// written against v2 ask for `pageSize=500`).
+    /// `page` and `pageSize`, or what they may be. A `pageSize` over v2's maximum is
+    /// served as the maximum, as v2 serves it (clients written against v2 ask for
+    /// `pageSize=500`).
     fn paging(&self) -> Result<(u32, u32), String> {
-        let whole = |name: &str, value: &Option<String>, default: u32, max: u64| match value
-            .as_deref()
-            .map(str::trim)
-        {
-            None | Some("") => Ok(default),
-            Some(text) => match text.parse::<u64>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(u32::try_from(n).unwrap_or(u32::MAX)),
-                _ => Err(format!(
-                    "{name} must be a whole number between 1 and {max}; got `{text}`"
-                )),
+        let page = match self.page.as_deref() {
+            None => 1,
+            Some(text) => match text.trim().parse::<u32>() {
+                Ok(n) if n >= 1 => n,
+                _ => {
+                    return Err(format!(
+                        "page must be a whole number between 1 and {}; got `{text}`",
+                        u32::MAX
+                    ))
+                }
             },
         };
-        let page = whole("page", &self.page, 1, u32::MAX.into())?;
-        let page_size = whole("pageSize", &self.page_size, MAX_PAGE_SIZE, u64::MAX)?;
-        Ok((page, page_size.min(MAX_PAGE_SIZE)))
+        let page_size = match self.page_size.as_deref() {
+            None => MAX_PAGE_SIZE,
+            Some(text) => {
+                let digits = text.trim();
+                let digits = digits.strip_prefix('+').unwrap_or(digits);
+                let whole = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+                if !whole || digits.bytes().all(|b| b == b'0') {
+                    return Err(format!(
+                        "pageSize must be a whole number from 1 (at most {MAX_PAGE_SIZE} are \
+                         served); got `{text}`"
+                    ));
+                }
+                digits
+                    .parse::<u32>()
+                    .map_or(MAX_PAGE_SIZE, |n| n.min(MAX_PAGE_SIZE))
+            }
+        };
+        Ok((page, page_size))
     }
 }
 
