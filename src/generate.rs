@@ -723,15 +723,15 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     check(options).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let catalog = &options.catalog;
     let root = dir.join(catalog);
-    put_back_abandoned(dir, catalog);
-    let own = std::process::id();
+    recover_abandoned(dir, catalog);
+    // Named by process and time: no two runs share a name, even with the same process
+    // id (each run in a fresh container is process 1).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let own = format!("{}-{nanos:x}", std::process::id());
     let aside = dir.join(format!(".{catalog}.generating-{own}"));
     let old = dir.join(format!(".{catalog}.replaced-{own}"));
-    for leftover in [&aside, &old] {
-        if fs::symlink_metadata(leftover).is_ok() {
-            remove_any(leftover).map_err(at(&root))?;
-        }
-    }
     let written = write_catalog(&aside, &root, options).inspect_err(|_| {
         let _ = remove_any(&aside);
     })?;
@@ -743,10 +743,14 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
         }
     }
     if let Err(e) = fs::rename(&aside, &root) {
-        if replacing {
-            let _ = fs::rename(&old, &root);
-        }
         let _ = remove_any(&aside);
+        if replacing && fs::rename(&old, &root).is_err() {
+            let kept = format!("{e}; the catalog there before is kept at {}", old.display());
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{}: {kept}", root.display()),
+            ));
+        }
         return Err(at(&root)(e));
     }
     if replacing {
@@ -757,10 +761,12 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
 
 /// What runs of `generate` that no longer run left beside `dir/catalog`: a catalog
 /// written aside is removed, and one moved aside to be replaced is put back when nothing
-/// took its place (else removed). A run is known by the process id in the folder's name,
-/// and known to be over when the process is not there (on Linux, by `/proc`; elsewhere
-/// nothing is touched).
-fn put_back_abandoned(dir: &Path, catalog: &str) {
+/// took its place (else removed). A run is known by the process id in the folder's name
+/// (`.{catalog}.generating-{pid}-{n}`), and known to be over when that is this process
+/// (which has made none yet) or a process that is not there (on Linux, by `/proc`; a run
+/// in another PID namespace sharing the folder is not seen there). Call it before looking
+/// for an existing catalog: one put back is there.
+pub fn recover_abandoned(dir: &Path, catalog: &str) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -771,12 +777,19 @@ fn put_back_abandoned(dir: &Path, catalog: &str) {
         let Some(rest) = name.strip_prefix(&format!(".{catalog}.")) else {
             continue;
         };
-        let (replaced, pid) = match rest.split_once('-') {
-            Some(("generating", pid)) => (false, pid),
-            Some(("replaced", pid)) => (true, pid),
+        let (replaced, run) = match rest.split_once('-') {
+            Some(("generating", run)) => (false, run),
+            Some(("replaced", run)) => (true, run),
             _ => continue,
         };
-        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !process_gone(pid) {
+        let Some((pid, n)) = run.split_once('-') else {
+            continue;
+        };
+        let named = !pid.is_empty()
+            && pid.bytes().all(|b| b.is_ascii_digit())
+            && !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_hexdigit());
+        if !named || !process_gone(pid) {
             continue;
         }
         if replaced && fs::symlink_metadata(&root).is_err() {
@@ -787,11 +800,12 @@ fn put_back_abandoned(dir: &Path, catalog: &str) {
     }
 }
 
-/// Whether the process `pid` is known not to run.
+/// Whether the run of process `pid` is known to be over: it is this process, which has
+/// started none before, or (on Linux) no such process runs.
 fn process_gone(pid: &str) -> bool {
-    cfg!(target_os = "linux")
-        && pid != std::process::id().to_string()
-        && fs::symlink_metadata(Path::new("/proc").join(pid)).is_err()
+    pid == std::process::id().to_string()
+        || (cfg!(target_os = "linux")
+            && fs::symlink_metadata(Path::new("/proc").join(pid)).is_err())
 }
 
 /// Removes a folder with what it holds, or a file or link.
@@ -912,38 +926,46 @@ mod tests {
             cards: 10,
             ..Options::default()
         };
-        // No process has an id this large (Linux's largest is 2^22).
+        // No process has an id this large (Linux's largest is 2^22); this process's id
+        // is a run before this one (a container's process 1 is every run's).
         let dead = 4_294_967_290u64;
-        fs::create_dir_all(base.join(format!(".tcg.replaced-{dead}/cards"))).unwrap();
+        let own = std::process::id();
+        fs::create_dir_all(base.join(format!(".tcg.replaced-{dead}-1f/cards"))).unwrap();
         fs::write(
-            base.join(format!(".tcg.replaced-{dead}/catalog.json")),
+            base.join(format!(".tcg.replaced-{dead}-1f/catalog.json")),
             "{}",
         )
         .unwrap();
-        put_back_abandoned(&base, "tcg");
+        recover_abandoned(&base, "tcg");
         assert!(
             base.join("tcg/catalog.json").exists(),
             "the only copy is put back"
         );
-        fs::create_dir_all(base.join(format!(".tcg.generating-{dead}/cards"))).unwrap();
-        fs::create_dir_all(base.join(format!(".tcg.replaced-{}", dead + 1))).unwrap();
-        // Another catalog's, and a running process's, are not this run's to touch.
-        fs::create_dir_all(base.join(format!(".other.generating-{dead}"))).unwrap();
-        let running = base.join(format!(".tcg.generating-{}", std::process::id() - 1));
-        fs::create_dir_all(&running).unwrap();
+        fs::create_dir_all(base.join(format!(".tcg.generating-{dead}-2f/cards"))).unwrap();
+        fs::create_dir_all(base.join(format!(".tcg.replaced-{own}-3f"))).unwrap();
+        // Another catalog's, one not named by a run, and a running process's stay.
+        let mut running = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let kept = [
+            format!(".other.generating-{dead}-4f"),
+            format!(".tcg.generating-{dead}"),
+            format!(".tcg.generating-{}-5f", running.id()),
+        ];
+        for name in &kept {
+            fs::create_dir_all(base.join(name)).unwrap();
+        }
         write_snapshot(&base, &options).unwrap();
+        running.kill().unwrap();
+        running.wait().unwrap();
         let mut left: Vec<String> = fs::read_dir(&base)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         left.sort();
-        let running_name = running.file_name().unwrap().to_string_lossy().into_owned();
-        let mut expected = vec![format!(".other.generating-{dead}"), "tcg".to_string()];
-        if fs::symlink_metadata(Path::new("/proc").join((std::process::id() - 1).to_string()))
-            .is_ok()
-        {
-            expected.push(running_name);
-        }
+        let mut expected: Vec<String> = kept.to_vec();
+        expected.push("tcg".to_string());
         expected.sort();
         assert_eq!(left, expected);
         assert!(base.join("tcg/cards/s0.json").exists());

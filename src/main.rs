@@ -730,6 +730,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 catalog,
             };
             cardex::generate::check(&options).map_err(Failure::Usage)?;
+            // A catalog a killed run had moved aside is back before it is looked for.
+            cardex::generate::recover_abandoned(&dest, &options.catalog);
             let folder = dest.join(&options.catalog);
             if std::fs::symlink_metadata(&folder).is_ok() && !force {
                 return Err(Failure::Usage(format!(
