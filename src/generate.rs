@@ -21,6 +21,8 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
+use crate::import::remove_any;
+
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -806,15 +808,6 @@ fn process_gone(pid: &str) -> bool {
     pid == std::process::id().to_string()
         || (cfg!(target_os = "linux")
             && fs::symlink_metadata(Path::new("/proc").join(pid)).is_err())
-}
-
-/// Removes a folder with what it holds, or a file or link.
-fn remove_any(path: &Path) -> io::Result<()> {
-    if fs::symlink_metadata(path)?.is_dir() {
-        fs::remove_dir_all(path)
-    } else {
-        fs::remove_file(path)
-    }
 }
 
 /// An I/O error on `path`, naming it.

@@ -431,7 +431,7 @@ pub(crate) fn check_replaceable(out: &Path, catalog: &str, src: &Path) -> Result
 }
 
 /// Removes `path` whether it is a folder, a file or a link; nothing there is not an error.
-fn remove_any(path: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_any(path: &Path) -> std::io::Result<()> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
         Ok(_) => fs::remove_file(path),
