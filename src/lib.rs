@@ -34,8 +34,8 @@
 //! whose variants hold typed errors that say what went wrong and where:
 //! [`query::ParseError`] (the `q` text), [`PlanError`] (the query against the catalog's
 //! fields), [`ParameterError`] and [`NotFound`]. Opening or reloading a snapshot fails
-//! with a [`LoadError`] (which converts into an [`Error`]). A [`LiveEngine`] reloads its snapshot and swaps the new
-//! one in atomically, reporting what changed as [`Event`]s.
+//! with a [`LoadError`] (which converts into an [`Error`]). A [`LiveEngine`] reloads its
+//! snapshot and swaps the new one in atomically, reporting what changed as [`Event`]s.
 //!
 //! The public modules are the concepts a user works with directly:
 //!
