@@ -21,7 +21,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use crate::import::remove_any;
+use crate::import::{remove_any, run_of, run_suffix};
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -726,12 +726,9 @@ pub fn write_snapshot(dir: &Path, options: &Options) -> io::Result<Stats> {
     let catalog = &options.catalog;
     let root = dir.join(catalog);
     recover_abandoned(dir, catalog);
-    // Named by process and time: no two runs share a name, even with the same process
-    // id (each run in a fresh container is process 1).
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let own = format!("{}-{nanos:x}", std::process::id());
+    // No two runs share a name, even with the same process id (each run in a fresh
+    // container is process 1).
+    let own = run_suffix();
     let aside = dir.join(format!(".{catalog}.generating-{own}"));
     let old = dir.join(format!(".{catalog}.replaced-{own}"));
     let written = write_catalog(&aside, &root, options).inspect_err(|_| {
@@ -784,14 +781,7 @@ pub fn recover_abandoned(dir: &Path, catalog: &str) {
             Some(("replaced", run)) => (true, run),
             _ => continue,
         };
-        let Some((pid, n)) = run.split_once('-') else {
-            continue;
-        };
-        let named = !pid.is_empty()
-            && pid.bytes().all(|b| b.is_ascii_digit())
-            && !n.is_empty()
-            && n.bytes().all(|b| b.is_ascii_hexdigit());
-        if !named || !process_gone(pid) {
+        if !run_of(run).is_some_and(process_gone) {
             continue;
         }
         if replaced && fs::symlink_metadata(&root).is_err() {

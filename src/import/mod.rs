@@ -258,14 +258,7 @@ impl SnapshotWriter {
             .collect();
         fs::create_dir_all(&parent).map_err(|e| ImportError::io(&parent, e))?;
         remove_stale_staging(&parent, name);
-        // Named by process and time, so no two imports (in other PID namespaces or hosts
-        // sharing the folder) share one.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let unique = nanos ^ u128::from(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        let own = format!("{}-{unique:x}", std::process::id());
+        let own = run_suffix();
         let staging = parent.join(format!(".{name}.importing-{own}"));
         let replaced = parent.join(format!(".{name}.replaced-{own}"));
         let mut writer = SnapshotWriter {
@@ -430,6 +423,28 @@ pub(crate) fn check_replaceable(out: &Path, catalog: &str, src: &Path) -> Result
     ))
 }
 
+/// A name part that no other run of an import or `generate` has: `{pid}-{hex}`, the
+/// process and the time (and a count, for runs in one process), so no two share one even
+/// in other PID namespaces or hosts sharing the folder.
+pub(crate) fn run_suffix() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let unique = nanos ^ u128::from(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    format!("{}-{unique:x}", std::process::id())
+}
+
+/// The process id of a [`run_suffix`], when `text` is one.
+pub(crate) fn run_of(text: &str) -> Option<&str> {
+    let (pid, unique) = text.split_once('-')?;
+    let named = !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && !unique.is_empty()
+        && unique.bytes().all(|b| b.is_ascii_hexdigit());
+    named.then_some(pid)
+}
+
 /// Removes `path` whether it is a folder, a file or a link; nothing there is not an error.
 pub(crate) fn remove_any(path: &Path) -> std::io::Result<()> {
     match fs::symlink_metadata(path) {
@@ -470,14 +485,6 @@ fn remove_stale_staging(parent: &Path, name: &str) {
         return;
     };
     // `{pid}-{hex}` exactly: not another output's copy whose name starts alike.
-    let own_suffix = |rest: &str| {
-        rest.split_once('-').is_some_and(|(pid, unique)| {
-            !pid.is_empty()
-                && pid.bytes().all(|b| b.is_ascii_digit())
-                && !unique.is_empty()
-                && unique.bytes().all(|b| b.is_ascii_hexdigit())
-        })
-    };
     for entry in entries.flatten() {
         let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else {
             continue;
@@ -485,13 +492,13 @@ fn remove_stale_staging(parent: &Path, name: &str) {
         // An output replaced by an import killed before it removed it: superseded once
         // the output is there again (else it is the only copy, and stays). Looked at
         // just before, as another import may be replacing the output meanwhile.
-        if file_name.strip_prefix(&replaced).is_some_and(&own_suffix) {
+        if file_name.strip_prefix(&replaced).and_then(run_of).is_some() {
             if fs::symlink_metadata(parent.join(name)).is_ok() {
                 let _ = remove_any(&entry.path());
             }
             continue;
         }
-        if !file_name.strip_prefix(&prefix).is_some_and(&own_suffix) {
+        if file_name.strip_prefix(&prefix).and_then(run_of).is_none() {
             continue;
         }
         let Ok(lock) = fs::File::options()

@@ -1326,16 +1326,7 @@ fn number(input: &str) -> Result<Option<(&str, f64)>, (usize, ParseErrorKind)> {
 /// The error for `input` starting with a date's shape (ending the token, or followed by
 /// a time after `T`) that is no day of the calendar.
 fn invalid_date(input: &str) -> Option<ParseErrorKind> {
-    let b = input.as_bytes().get(..10)?;
-    let digits = |at: std::ops::Range<usize>| -> Option<u32> {
-        b[at].iter().try_fold(0u32, |n, &c| {
-            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
-        })
-    };
-    if !matches!(b[4], b'/' | b'-') || b[7] != b[4] {
-        return None;
-    }
-    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (year, month, day) = crate::text::date_parts(input)?;
     // The ten bytes are ASCII: a date ends there, at the end of its token or a range, or
     // goes on with a time.
     let rest = &input[10..];
@@ -1355,12 +1346,6 @@ fn invalid_date(input: &str) -> Option<ParseErrorKind> {
         if (1..=days).contains(&day) {
             return None;
         }
-        if day == 0 {
-            return Some(ParseErrorKind::InvalidDate {
-                date: input[..10].to_string(),
-                reason: "there is no day 00 (days start at 01)".to_string(),
-            });
-        }
         const MONTHS: [&str; 12] = [
             "January",
             "February",
@@ -1375,8 +1360,11 @@ fn invalid_date(input: &str) -> Option<ParseErrorKind> {
             "November",
             "December",
         ];
-        let name = MONTHS[month as usize - 1];
-        format!("{name} {year} has {days} days")
+        if day == 0 {
+            "there is no day 00 (days start at 01)".to_string()
+        } else {
+            format!("{} {year} has {days} days", MONTHS[month as usize - 1])
+        }
     };
     Some(ParseErrorKind::InvalidDate {
         date: input[..10].to_string(),

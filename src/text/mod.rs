@@ -390,16 +390,7 @@ pub fn decimal_number(s: &str) -> Option<f64> {
 /// (`release_date>=2020/01/01`, `release_date:[2020-01-01 TO *]`), the time ignored.
 pub fn date_number(s: &str) -> Option<f64> {
     let b = s.as_bytes();
-    let separator = *b.get(4)?;
-    if b.len() < 10 || !matches!(separator, b'/' | b'-') || b[7] != separator {
-        return None;
-    }
-    let digits = |at: std::ops::Range<usize>| -> Option<u32> {
-        b[at].iter().try_fold(0u32, |n, &c| {
-            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
-        })
-    };
-    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (year, month, day) = date_parts(s)?;
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
@@ -410,6 +401,21 @@ pub fn date_number(s: &str) -> Option<f64> {
         }
     }
     Some(f64::from(year * 10_000 + month * 100 + day))
+}
+
+/// The year, month and day of text that starts in a date's shape, `YYYY/MM/DD` or
+/// `YYYY-MM-DD` (its first ten bytes, ASCII), whatever their values.
+pub(crate) fn date_parts(s: &str) -> Option<(u32, u32, u32)> {
+    let b = s.as_bytes().get(..10)?;
+    if !matches!(b[4], b'/' | b'-') || b[7] != b[4] {
+        return None;
+    }
+    let digits = |at: std::ops::Range<usize>| -> Option<u32> {
+        b[at].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    Some((digits(0..4)?, digits(5..7)?, digits(8..10)?))
 }
 
 /// Whether `x` reads as a date `YYYYMMDD` of the years 1000 to 9999 (what

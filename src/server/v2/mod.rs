@@ -3,10 +3,11 @@
 //! (the official SDKs, or plain HTTP) calls, answered the way v2 answered.
 //!
 //! - `GET /v2/cards` and `/v2/sets`: `q` (v2's field spellings, see `query.rs`), `page`
-//!   (from 1), `pageSize` (from 1, at most 250 served, default 250), `orderBy` (`-set.releaseDate,number`),
-//!   `select` (top-level fields: those the records have and those of v2's card and set
-//!   objects, which a record without them answers without); `{data, page, pageSize,
-//!   count, totalCount}`. Other parameters are ignored, as v2 ignores them.
+//!   (from 1), `pageSize` (from 1, at most 250 served, default 250), `orderBy`
+//!   (`-set.releaseDate,number`), `select` (top-level fields: those the records have and
+//!   those of v2's card and set objects, which a record without them answers without);
+//!   `{data, page, pageSize, count, totalCount}`. Other parameters are ignored, as v2
+//!   ignores them.
 //! - `GET /v2/cards/{id}` and `/v2/sets/{id}`: `{data: {...}}` (`select` applies).
 //! - `GET /v2/types`, `/v2/subtypes`, `/v2/supertypes`, `/v2/rarities`: `{data: [...]}`,
 //!   the values the catalog's English cards hold.
